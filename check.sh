@@ -1,0 +1,177 @@
+#!/bin/sh
+#
+# mpich-topo test command: installs what is missing, builds MPICH with our
+# tree for ch4:ucx and ch4:ofi (incrementally when already built), then runs
+#   1. the unit tests of the topology logic (no MPI),
+#   2. MPICH's own coll tests for allgather and bcast with each new algorithm
+#      forced, at 1-8 processes, with and without cliques (by block and
+#      round-robin, uneven), with -bind-to core and a fake 2-package hwloc
+#      topology, on both devices (ofi over the tcp provider),
+#   3. our own MPI tests (shuffled/split communicators, large pipelined
+#      counts, derived datatypes) and selection/error-path checks.
+# Ends with a line "N passed, N failed"; exit status 0 only if nothing failed.
+#
+# Usage: ./check.sh [--devices "ucx ofi"] [--quick]
+#   --quick   fewer process counts and variations (a few minutes per device)
+# Environment: JOBS (make -j, default: number of cores)
+
+set -u
+
+top=$(cd "$(dirname "$0")" && pwd)
+cd "$top"
+devices="ucx ofi"
+quick=no
+while [ $# -gt 0 ]; do
+    case $1 in
+        --devices) devices=$2; shift ;;
+        --quick) quick=yes ;;
+        -h|--help) sed -n '2,19p' "$0"; exit 0 ;;
+        *) echo "check.sh: unknown option '$1'" >&2; exit 2 ;;
+    esac
+    shift
+done
+JOBS=${JOBS:-$(nproc 2>/dev/null || echo 2)}
+
+. "$top/maint/topo-common.sh"
+
+passed=0
+failed=0
+failures=""
+note_result() {     # name status(0=ok)
+    if [ "$2" = 0 ]; then
+        passed=$((passed + 1))
+    else
+        failed=$((failed + 1))
+        failures="$failures
+  FAILED: $1"
+    fi
+}
+
+topo_ensure_deps || exit 1
+topo_autogen || exit 1
+
+# ------------------------------------------------------------ unit tests
+echo "== unit tests (topology logic, no MPI)"
+unit_out=$(make -s -C test/unit check 2>&1)
+unit_rc=$?
+echo "$unit_out" | tail -25
+up=$(echo "$unit_out" | sed -n 's/^unit: \([0-9]*\) passed, \([0-9]*\) failed.*/\1/p' | tail -1)
+uf=$(echo "$unit_out" | sed -n 's/^unit: \([0-9]*\) passed, \([0-9]*\) failed.*/\2/p' | tail -1)
+passed=$((passed + ${up:-0}))
+failed=$((failed + ${uf:-0}))
+if [ $unit_rc != 0 ] && [ "${uf:-0}" = 0 ]; then
+    note_result "unit tests (make -C test/unit check exited $unit_rc)" 1
+fi
+
+# ------------------------------------------------------------ MPI tests
+# testlist lines: "prog np env=..." ; written per device into the build tree
+gen_testlist() {    # device
+    dev=$1
+    if [ $quick = yes ]; then
+        nps_ag="1 3 4"; nps_bc="2 5"; big=4
+    else
+        nps_ag="1 2 3 4 5 8"; nps_bc="1 2 3 4 5 8"; big=8
+    fi
+    ag="env=MPIR_CVAR_ALLGATHER_INTRA_ALGORITHM=topo_ring env=MPIR_CVAR_COLLECTIVE_FALLBACK=error"
+    bc="env=MPIR_CVAR_BCAST_INTRA_ALGORITHM=topo_tree env=MPIR_CVAR_COLLECTIVE_FALLBACK=error"
+    small="env=MPIR_CVAR_BCAST_TOPO_TREE_CHUNK_SIZE=1000"
+    bind="mpiexecarg=-bind-to mpiexecarg=core"
+    fake2pkg="env=HWLOC_SYNTHETIC=pack:2_core:1_pu:1 env=HWLOC_THISSYSTEM=1"
+    c2="env=MPIR_CVAR_NUM_CLIQUES=2"
+    c3b="env=MPIR_CVAR_NUM_CLIQUES=3 env=MPIR_CVAR_CLIQUES_BY_BLOCK=1"
+    c4b="env=MPIR_CVAR_NUM_CLIQUES=4 env=MPIR_CVAR_CLIQUES_BY_BLOCK=1"
+    # MPICH's own tests
+    for np in $nps_ag; do
+        echo "allgather2 $np $ag"
+        echo "allgather3 $np $ag $c2"
+        echo "allgather_struct $np $ag $c3b"
+    done
+    for np in $nps_bc; do
+        echo "bcasttest $np $bc"
+        echo "bcasttest $np $bc $c2 $small"
+        echo "bcastzerotype $np $bc $c3b"
+    done
+    echo "bcasttest 4 $bc $c2 $bind"
+    echo "allgatherv2 4 $ag $c2"
+    # ours: shuffled/split communicators, pipelined counts, derived types
+    echo "topo_allgather $big $ag $c2 $bind"
+    echo "topo_allgather 5 $ag $c3b"
+    echo "topo_allgather 4 $ag $bind $fake2pkg"
+    echo "topo_allgather 3 $ag"
+    echo "topo_bcast $big $bc $c2 $bind"
+    echo "topo_bcast 5 $bc $c3b $small"
+    echo "topo_bcast 4 $bc $bind $fake2pkg"
+    echo "topo_bcast 7 $bc $c4b env=MPIR_CVAR_BCAST_TOPO_TREE_CHUNK_SIZE=0"
+    # the forced bcast must also work with CH4 device collectives off, and
+    # both algorithms through the generated MPICH CVAR test list
+    echo "topo_bcast 4 $bc $c2 env=MPIR_CVAR_BCAST_DEVICE_COLLECTIVE=0"
+    if [ $quick = no ]; then
+        echo "topo_allgather 6 $ag $c4b"
+        echo "topo_bcast 3 $bc"
+        echo "topo_allgather 8 $ag env=MPIR_CVAR_NUM_CLIQUES=3"
+        echo "topo_bcast 6 $bc env=MPIR_CVAR_NUM_CLIQUES=4 $bind"
+        grep -E 'ALGORITHM=topo_(ring|tree)' "$builddir/mpich/test/mpi/coll/testlist.cvar" 2>/dev/null
+    fi
+}
+
+run_device() {      # device
+    dev=$1
+    builddir=$top/build-$dev
+    prefix=$top/install-$dev
+    topo_build "$dev" || { note_result "build ch4:$dev" 1; return; }
+    coll=$builddir/mpich/test/mpi/coll
+    echo "== ch4:$dev: building test programs"
+    make -s -C "$builddir/mpich/test/mpi/util" >/dev/null 2>&1 ||
+        { note_result "ch4:$dev test util build" 1; return; }
+    gen_testlist "$dev" >"$coll/testlist.topo"
+    progs=$(awk '{print $1}' "$coll/testlist.topo" | sort -u)
+    # shellcheck disable=SC2086
+    make -s -j"$JOBS" -C "$coll" $progs >/dev/null 2>&1 ||
+        { note_result "ch4:$dev test programs build" 1; return; }
+    echo "== ch4:$dev: $(wc -l <"$coll/testlist.topo") MPI test runs"
+    env_dev=""
+    [ "$dev" = ofi ] && env_dev="FI_PROVIDER=tcp"
+    rm -f "$coll/summary-topo.tap"
+    (cd "$coll" && env $env_dev MPITEST_TIMEOUT_MULTIPLIER=3 \
+        ../runtests -srcdir=. -tests=testlist.topo -mpiexec="$prefix/bin/mpiexec" \
+        -xmlfile=summary-topo.xml -tapfile=summary-topo.tap -showprogress 2>&1 |
+        grep -E '^(Running|not ok|ok|Summary|[0-9]+ tests)|Failed|Unexpected' | grep -v '^ok' | tail -40)
+    okc=$(grep -c '^ok ' "$coll/summary-topo.tap" 2>/dev/null)
+    nokc=$(grep -c '^not ok ' "$coll/summary-topo.tap" 2>/dev/null)
+    total=$(wc -l <"$coll/testlist.topo")
+    passed=$((passed + ${okc:-0}))
+    failed=$((failed + ${nokc:-0}))
+    grep '^not ok ' "$coll/summary-topo.tap" 2>/dev/null | while read -r l; do echo "  ch4:$dev $l"; done
+    if [ $((${okc:-0} + ${nokc:-0})) -lt "$total" ]; then
+        note_result "ch4:$dev: only $((${okc:-0} + ${nokc:-0})) of $total test runs reported" 1
+    fi
+    for l in $(grep '^not ok ' "$coll/summary-topo.tap" 2>/dev/null | sed 's/ /_/g'); do
+        failures="$failures
+  FAILED: ch4:$dev $(echo "$l" | sed 's/_/ /g')"
+    done
+
+    # selection through a user tuning file, and the error paths
+    sh "$top/test/topo/selection.sh" "$prefix" "$coll" "$dev" >"$builddir/selection.log" 2>&1
+    sel_rc=$?
+    sed -n 's/^\(ok\|not ok\) /  ch4:'"$dev"' & /p' "$builddir/selection.log" | grep 'not ok' || true
+    sp=$(grep -c '^ok ' "$builddir/selection.log")
+    sf=$(grep -c '^not ok ' "$builddir/selection.log")
+    passed=$((passed + sp))
+    failed=$((failed + sf))
+    for l in $(grep '^not ok ' "$builddir/selection.log" | sed 's/ /_/g'); do
+        failures="$failures
+  FAILED: ch4:$dev selection $(echo "$l" | sed 's/_/ /g')"
+    done
+    if [ $sel_rc != 0 ] && [ "$sf" = 0 ]; then
+        note_result "ch4:$dev selection.sh exited $sel_rc" 1
+    fi
+    topo_check_shm_leaks "ch4:$dev" || note_result "ch4:$dev left segments in /dev/shm" 1
+}
+
+for d in $devices; do
+    run_device "$d"
+done
+
+[ -n "$failures" ] && echo "$failures"
+echo "$passed passed, $failed failed"
+[ "$failed" = 0 ]

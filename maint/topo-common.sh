@@ -1,0 +1,72 @@
+# Shared by check.sh, demo.sh and bench scripts (sourced, POSIX sh).
+# Expects $top (repository root) and $JOBS.
+
+# Install the Debian packages the build needs, if any is missing.
+topo_ensure_deps() {
+    missing=no
+    for t in autoconf automake libtoolize python3 patch xz; do
+        command -v $t >/dev/null 2>&1 || missing=yes
+    done
+    for h in /usr/include/hwloc.h /usr/include/ucp/api/ucp.h /usr/include/rdma/fabric.h; do
+        [ -f $h ] || missing=yes
+    done
+    if [ $missing = yes ] || ! apt-get source --help >/dev/null 2>&1 ||
+        ! grep -rqs 'deb-src' /etc/apt/sources.list /etc/apt/sources.list.d/; then
+        if [ -n "${MPICH_TARBALL:-}" ] && [ $missing = no ]; then
+            return 0
+        fi
+        echo "== installing dependencies (maint/install-deps.sh)"
+        "$top/maint/install-deps.sh" >"$top/.cache/install-deps.log" 2>&1 || {
+            tail -20 "$top/.cache/install-deps.log"
+            echo "error: maint/install-deps.sh failed (log: .cache/install-deps.log)" >&2
+            return 1
+        }
+    fi
+    return 0
+}
+
+topo_autogen() {
+    if [ -f "$top/mpich/.topo-generated" ] && [ -x "$top/configure" ]; then
+        echo "== autogen (quick: overlay, patches, generators)"
+        "$top/autogen.sh" --quick | grep -v '^autogen: \(gen_coll\|extractcvars\|tuning\|error\)' || return 1
+    else
+        echo "== autogen"
+        "$top/autogen.sh" || return 1
+    fi
+}
+
+# topo_build DEVICE [extra configure args]: build-DEVICE -> install-DEVICE
+topo_build() {
+    dev=$1
+    shift
+    b=$top/build-$dev
+    p=$top/install-$dev
+    mkdir -p "$b"
+    if [ ! -f "$b/mpich/config.status" ]; then
+        echo "== ch4:$dev: configure (about 1-2 minutes)"
+        (cd "$b" && "$top/configure" --prefix="$p" --with-device=ch4:$dev \
+            --disable-fortran --disable-cxx --disable-romio --disable-static "$@" \
+            >"$b/configure.log" 2>&1) || {
+            tail -30 "$b/configure.log"
+            echo "error: configure for ch4:$dev failed (log: $b/configure.log)" >&2
+            return 1
+        }
+    fi
+    echo "== ch4:$dev: make -j$JOBS && make install (first build about 5 minutes)"
+    (cd "$b" && make -j"$JOBS" >"$b/make.log" 2>&1 && make install >"$b/install.log" 2>&1) || {
+        grep -E 'error|Error' "$b/make.log" | head -20
+        echo "error: build of ch4:$dev failed (log: $b/make.log)" >&2
+        return 1
+    }
+    return 0
+}
+
+# Segments the MPI runs left behind in /dev/shm.
+topo_check_shm_leaks() {
+    left=$(ls /dev/shm 2>/dev/null | grep -i -E 'mpi|topo|shm' | head -5)
+    if [ -n "$left" ]; then
+        echo "  $1: /dev/shm still holds: $left"
+        return 1
+    fi
+    return 0
+}

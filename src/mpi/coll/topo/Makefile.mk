@@ -1,0 +1,19 @@
+##
+## Copyright (C) by the mpich-topo authors. See COPYRIGHT in top-level directory.
+##
+
+AM_CPPFLAGS += -I$(top_srcdir)/src/mpi/coll/topo
+
+mpi_core_sources += \
+    src/mpi/coll/topo/topo_logic.c \
+    src/mpi/coll/topo/topo.c \
+    src/mpi/coll/topo/coll_trace.c \
+    src/mpi/coll/topo/allgather_intra_topo_ring.c \
+    src/mpi/coll/topo/bcast_intra_topo_tree.c
+
+noinst_HEADERS += \
+    src/mpi/coll/topo/topo_logic.h \
+    src/mpi/coll/topo/topo.h \
+    src/mpi/coll/topo/topo_forced.h \
+    src/mpi/coll/topo/coll_trace.h \
+    src/mpi/coll/topo/topo_hooks.h

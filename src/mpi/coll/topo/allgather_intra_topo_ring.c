@@ -1,0 +1,91 @@
+/*
+ * Copyright (C) by the mpich-topo authors. See COPYRIGHT in top-level directory.
+ */
+
+#include "mpiimpl.h"
+#include "topo.h"
+
+/* Algorithm: distance-aware ring (Ma et al., Algorithm 2)
+ *
+ * The ring allgather of MPIR_Allgather_intra_ring, but the ring follows the
+ * distance-aware order built by the topology module instead of rank order:
+ * neighbours share a cache or a NUMA node wherever the placement allows, and
+ * only the few edges that join clusters cross a slower link (socket
+ * interconnect, node boundary). With ranks placed round-robin over sockets or
+ * nodes, the rank-order ring crosses the slow link on every edge.
+ *
+ * Each process i forwards, at step s, the block that originated s-1 ring
+ * positions to its left. Blocks land at their rank's offset in recvbuf.
+ *
+ * Cost = (p-1).alpha + n.((p-1)/p).beta, with the beta of the slowest
+ * link used by the ring, which is what the ordering improves.
+ */
+int MPIR_Allgather_intra_topo_ring(const void *sendbuf, MPI_Aint sendcount,
+                                   MPI_Datatype sendtype, void *recvbuf, MPI_Aint recvcount,
+                                   MPI_Datatype recvtype, MPIR_Comm * comm_ptr,
+                                   MPIR_Errflag_t * errflag)
+{
+    int mpi_errno = MPI_SUCCESS;
+    int mpi_errno_ret = MPI_SUCCESS;
+    int p, rank, pos, left, right;
+    MPI_Aint extent;
+    MPIR_Topo_comm_t *topo;
+
+    if (comm_ptr->comm_kind != MPIR_COMM_KIND__INTRACOMM) {
+        /* only reachable through a tuning file that selects it for intercomms */
+        mpi_errno = MPIR_Topo_cannot_run(comm_ptr, "MPIR_Allgather_intra_topo_ring",
+                                         "the communicator is an intercommunicator");
+        MPIR_ERR_CHECK(mpi_errno);
+        return MPIR_Allgather_inter_local_gather_remote_bcast(sendbuf, sendcount, sendtype,
+                                                              recvbuf, recvcount, recvtype,
+                                                              comm_ptr, errflag);
+    }
+
+    p = comm_ptr->local_size;
+    rank = comm_ptr->rank;
+    MPIR_Datatype_get_extent_macro(recvtype, extent);
+
+    if (sendbuf != MPI_IN_PLACE) {
+        mpi_errno = MPIR_Localcopy(sendbuf, sendcount, sendtype,
+                                   (char *) recvbuf + rank * recvcount * extent, recvcount,
+                                   recvtype);
+        MPIR_ERR_CHECK(mpi_errno);
+    }
+    if (p == 1 || recvcount == 0)
+        goto fn_exit;
+
+    mpi_errno = MPIR_Topo_comm_get(comm_ptr, &topo, errflag);
+    MPIR_ERR_CHECK(mpi_errno);
+    mpi_errno = MPIR_Topo_comm_get_ring(comm_ptr, topo);
+    MPIR_ERR_CHECK(mpi_errno);
+
+    pos = topo->ring_pos[rank];
+    right = topo->ring[(pos + 1) % p];
+    left = topo->ring[(pos + p - 1) % p];
+
+    for (int s = 1; s < p; s++) {
+        int sblock = topo->ring[(pos - s + 1 + p) % p];
+        int rblock = topo->ring[(pos - s + p) % p];
+        mpi_errno = MPIC_Sendrecv((char *) recvbuf + sblock * recvcount * extent, recvcount,
+                                  recvtype, right, MPIR_ALLGATHER_TAG,
+                                  (char *) recvbuf + rblock * recvcount * extent, recvcount,
+                                  recvtype, left, MPIR_ALLGATHER_TAG, comm_ptr,
+                                  MPI_STATUS_IGNORE, errflag);
+        if (mpi_errno) {
+            /* communication errors are recorded and the ring goes on */
+            *errflag = MPIX_ERR_PROC_FAILED == MPIR_ERR_GET_CLASS(mpi_errno) ?
+                MPIR_ERR_PROC_FAILED : MPIR_ERR_OTHER;
+            MPIR_ERR_SET(mpi_errno, *errflag, "**fail");
+            MPIR_ERR_ADD(mpi_errno_ret, mpi_errno);
+        }
+    }
+
+  fn_exit:
+    if (mpi_errno_ret)
+        mpi_errno = mpi_errno_ret;
+    else if (*errflag != MPIR_ERR_NONE)
+        MPIR_ERR_SET(mpi_errno, *errflag, "**coll_fail");
+    return mpi_errno;
+  fn_fail:
+    goto fn_exit;
+}

@@ -1,0 +1,150 @@
+/*
+ * Copyright (C) by the mpich-topo authors. See COPYRIGHT in top-level directory.
+ */
+
+#include "mpiimpl.h"
+#include "topo.h"
+
+/* Algorithm: distance-aware pipelined tree (Ma et al., Algorithm 1)
+ *
+ * The tree is Kruskal's minimum spanning tree over the hwloc/node distance
+ * with root-first ties: a star around a leader inside each cache/NUMA/
+ * package/node cluster and one edge per slower link, so every slow link
+ * (socket interconnect, network) carries the message exactly once. Children
+ * are served farthest first, as their subtrees are the deepest.
+ *
+ * Messages larger than MPIR_CVAR_BCAST_TOPO_TREE_CHUNK_SIZE move in chunks:
+ * a process forwards chunk k to its children while it receives chunk k+1, so
+ * all levels of the tree are busy at once. Non-contiguous datatypes are
+ * packed into a contiguous buffer first.
+ */
+
+/* how many chunks' sends may be in flight per process */
+#define TOPO_BCAST_SEND_DEPTH 4
+
+int MPIR_Bcast_intra_topo_tree(void *buffer, MPI_Aint count, MPI_Datatype datatype, int root,
+                               MPIR_Comm * comm_ptr, MPIR_Errflag_t * errflag)
+{
+    int mpi_errno = MPI_SUCCESS;
+    int mpi_errno_ret = MPI_SUCCESS;
+    int rank, parent = -1, nchildren = 0, *children = NULL;
+    int is_contig;
+    MPI_Aint type_size, nbytes, chunk, nchunks, true_lb, true_extent;
+    char *buf;
+    void *tmp_buf = NULL;
+    MPIR_Request *rreq = NULL, **sreqs = NULL;
+    MPIR_Topo_comm_t *topo;
+
+    if (comm_ptr->comm_kind != MPIR_COMM_KIND__INTRACOMM) {
+        /* only reachable through a tuning file that selects it for intercomms */
+        mpi_errno = MPIR_Topo_cannot_run(comm_ptr, "MPIR_Bcast_intra_topo_tree",
+                                         "the communicator is an intercommunicator");
+        MPIR_ERR_CHECK(mpi_errno);
+        return MPIR_Bcast_inter_remote_send_local_bcast(buffer, count, datatype, root, comm_ptr,
+                                                        errflag);
+    }
+
+    rank = comm_ptr->rank;
+    MPIR_Datatype_get_size_macro(datatype, type_size);
+    nbytes = type_size * count;
+    if (comm_ptr->local_size == 1 || nbytes == 0)
+        goto fn_exit;
+
+    mpi_errno = MPIR_Topo_comm_get(comm_ptr, &topo, errflag);
+    MPIR_ERR_CHECK(mpi_errno);
+    if (MPIR_Topo_tree_get(topo->map, root, rank, &parent, &nchildren, &children) != 0)
+        MPIR_ERR_SETANDJUMP(mpi_errno, MPI_ERR_OTHER, "**nomem");
+
+    MPIR_Datatype_is_contig(datatype, &is_contig);
+    if (is_contig) {
+        MPIR_Type_get_true_extent_impl(datatype, &true_lb, &true_extent);
+        buf = (char *) buffer + true_lb;
+    } else {
+        tmp_buf = MPL_malloc(nbytes, MPL_MEM_COLL);
+        MPIR_ERR_CHKANDJUMP1(tmp_buf == NULL, mpi_errno, MPI_ERR_OTHER, "**nomem", "**nomem %d",
+                             (int) nbytes);
+        buf = tmp_buf;
+        if (rank == root) {
+            MPI_Aint actual;
+            mpi_errno = MPIR_Typerep_pack(buffer, count, datatype, 0, tmp_buf, nbytes, &actual);
+            MPIR_ERR_CHECK(mpi_errno);
+        }
+    }
+
+    chunk = MPIR_CVAR_BCAST_TOPO_TREE_CHUNK_SIZE > 0 ? MPIR_CVAR_BCAST_TOPO_TREE_CHUNK_SIZE : nbytes;
+    if (chunk > nbytes)
+        chunk = nbytes;
+    nchunks = (nbytes + chunk - 1) / chunk;
+
+    if (nchildren > 0) {
+        sreqs = MPL_calloc(TOPO_BCAST_SEND_DEPTH * nchildren, sizeof(MPIR_Request *),
+                           MPL_MEM_COLL);
+        MPIR_ERR_CHKANDJUMP(sreqs == NULL, mpi_errno, MPI_ERR_OTHER, "**nomem");
+    }
+
+    /* receive one chunk ahead of the one being forwarded */
+    if (parent >= 0) {
+        mpi_errno = MPIC_Irecv(buf, MPL_MIN(chunk, nbytes), MPI_BYTE, parent, MPIR_BCAST_TAG,
+                               comm_ptr, &rreq);
+        MPIR_ERR_CHECK(mpi_errno);
+    }
+    for (MPI_Aint k = 0; k < nchunks; k++) {
+        MPI_Aint off = k * chunk;
+        MPI_Aint len = MPL_MIN(chunk, nbytes - off);
+        MPIR_Request **slot = sreqs + (k % TOPO_BCAST_SEND_DEPTH) * nchildren;
+
+        if (parent >= 0) {
+            mpi_errno = MPIC_Wait(rreq, errflag);
+            MPIR_Request_free(rreq);
+            rreq = NULL;
+            MPIR_ERR_COLL_CHECKANDCONT(mpi_errno, *errflag);
+            if (k + 1 < nchunks) {
+                MPI_Aint noff = off + chunk;
+                mpi_errno = MPIC_Irecv(buf + noff, MPL_MIN(chunk, nbytes - noff), MPI_BYTE,
+                                       parent, MPIR_BCAST_TAG, comm_ptr, &rreq);
+                MPIR_ERR_CHECK(mpi_errno);
+            }
+        }
+        if (nchildren == 0)
+            continue;
+        if (k >= TOPO_BCAST_SEND_DEPTH) {
+            mpi_errno = MPIC_Waitall(nchildren, slot, MPI_STATUSES_IGNORE, errflag);
+            MPIR_ERR_COLL_CHECKANDCONT(mpi_errno, *errflag);
+            for (int c = 0; c < nchildren; c++)
+                MPIR_Request_free(slot[c]);
+        }
+        for (int c = 0; c < nchildren; c++) {
+            mpi_errno = MPIC_Isend(buf + off, len, MPI_BYTE, children[c], MPIR_BCAST_TAG,
+                                   comm_ptr, &slot[c], errflag);
+            MPIR_ERR_CHECK(mpi_errno);
+        }
+    }
+    if (nchildren > 0) {
+        MPI_Aint first = nchunks > TOPO_BCAST_SEND_DEPTH ? nchunks - TOPO_BCAST_SEND_DEPTH : 0;
+        for (MPI_Aint k = first; k < nchunks; k++) {
+            MPIR_Request **slot = sreqs + (k % TOPO_BCAST_SEND_DEPTH) * nchildren;
+            mpi_errno = MPIC_Waitall(nchildren, slot, MPI_STATUSES_IGNORE, errflag);
+            MPIR_ERR_COLL_CHECKANDCONT(mpi_errno, *errflag);
+            for (int c = 0; c < nchildren; c++)
+                MPIR_Request_free(slot[c]);
+        }
+    }
+
+    if (!is_contig && rank != root) {
+        MPI_Aint actual;
+        mpi_errno = MPIR_Typerep_unpack(tmp_buf, nbytes, buffer, count, datatype, 0, &actual);
+        MPIR_ERR_CHECK(mpi_errno);
+    }
+
+  fn_exit:
+    MPL_free(sreqs);
+    MPL_free(tmp_buf);
+    MPIR_TOPO_FREE(children);
+    if (mpi_errno_ret)
+        mpi_errno = mpi_errno_ret;
+    else if (*errflag != MPIR_ERR_NONE)
+        MPIR_ERR_SET(mpi_errno, *errflag, "**coll_fail");
+    return mpi_errno;
+  fn_fail:
+    goto fn_exit;
+}

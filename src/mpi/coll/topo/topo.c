@@ -1,0 +1,210 @@
+/*
+ * Copyright (C) by the mpich-topo authors. See COPYRIGHT in top-level directory.
+ */
+
+#include "mpiimpl.h"
+#include "topo.h"
+#include "topo_hooks.h"
+
+/*
+=== BEGIN_MPI_T_CVAR_INFO_BLOCK ===
+
+categories :
+    - name        : TOPO
+      description : mpich-topo topology-aware collectives
+
+cvars:
+    - name        : MPIR_CVAR_BCAST_TOPO_TREE_CHUNK_SIZE
+      category    : TOPO
+      type        : int
+      default     : 65536
+      class       : none
+      verbosity   : MPI_T_VERBOSITY_USER_BASIC
+      scope       : MPI_T_SCOPE_ALL_EQ
+      description : >-
+        Pipeline chunk size in bytes for MPIR_CVAR_BCAST_INTRA_ALGORITHM=topo_tree.
+        Messages larger than this are cut into chunks that move down the
+        distance-aware tree one after the other, so every level of the tree
+        works at once. 0 disables pipelining (the whole message is one chunk).
+
+    - name        : MPIR_CVAR_TOPO_PRINT
+      category    : TOPO
+      type        : boolean
+      default     : false
+      class       : none
+      verbosity   : MPI_T_VERBOSITY_USER_BASIC
+      scope       : MPI_T_SCOPE_ALL_EQ
+      description : >-
+        If true, rank 0 of each communicator prints the topology mpich-topo
+        built for it when it is first used: each member's node, package,
+        NUMA node, cache and NIC closeness, the distance-aware ring and the
+        bcast tree rooted at rank 0 (for communicators of up to 64 processes).
+
+=== END_MPI_T_CVAR_INFO_BLOCK ===
+*/
+
+/* Number of ints a location takes on the wire. */
+#define TOPO_LOC_INTS ((int) (sizeof(MPIR_Topo_loc_t) / sizeof(int)))
+
+void MPIR_Topo_get_my_loc(MPIR_Comm * comm, MPIR_Topo_loc_t * loc)
+{
+    int node_id = 0;
+    void *topology = NULL;
+    const void *binding = NULL;
+
+    if (MPID_Get_node_id(comm, comm->rank, &node_id) != MPI_SUCCESS || node_id < 0)
+        node_id = 0;
+
+    memset(loc, 0, sizeof(*loc));
+    loc->node = node_id;
+    loc->board = 0;
+    loc->package = loc->numa = loc->cache = loc->core = loc->nic = -1;
+    loc->nic_far = 0;
+
+#ifdef HAVE_HWLOC
+    /* Without a readable binding, the process counts as unbound: everything on
+     * its node is then one level apart. */
+    if (MPIR_hwtopo_get_hwloc(&topology, &binding) && topology) {
+        MPIR_Topo_loc_t hw;
+        if (MPIR_Topo_loc_from_hwloc((hwloc_topology_t) topology, (hwloc_const_cpuset_t) binding,
+                                     node_id, &hw) == 0)
+            *loc = hw;
+    }
+#else
+    (void) topology;
+    (void) binding;
+#endif
+}
+
+static void print_topology(MPIR_Comm * comm, MPIR_Topo_comm_t * topo, const MPIR_Topo_loc_t * locs)
+{
+    int p = comm->local_size;
+    int nnodes = MPIR_Topo_map_num_nodes(topo->map);
+
+    fprintf(stderr, "mpich-topo: communicator context %d, %d processes on %d node(s)\n",
+            (int) comm->context_id, p, nnodes);
+    if (p > 64) {
+        fflush(stderr);
+        return;
+    }
+    for (int r = 0; r < p; r++) {
+        fprintf(stderr, "mpich-topo:   rank %d: node %d board %d package %d numa %d cache %d "
+                "core %d nic %d%s\n", r, locs[r].node, locs[r].board, locs[r].package,
+                locs[r].numa, locs[r].cache, locs[r].core, locs[r].nic,
+                locs[r].nic_far ? " (far from NICs)" : "");
+    }
+    if (MPIR_Topo_comm_get_ring(comm, topo) == MPI_SUCCESS) {
+        fprintf(stderr, "mpich-topo:   ring:");
+        for (int i = 0; i < p; i++)
+            fprintf(stderr, " %d", topo->ring[i]);
+        fprintf(stderr, "\n");
+    }
+    fprintf(stderr, "mpich-topo:   bcast tree from rank 0 (rank<-parent):");
+    for (int r = 0; r < p; r++) {
+        int parent, nchildren, *children = NULL;
+        if (MPIR_Topo_tree_get(topo->map, 0, r, &parent, &nchildren, &children) == 0) {
+            fprintf(stderr, " %d<-%d", r, parent);
+            MPIR_TOPO_FREE(children);
+        }
+    }
+    fprintf(stderr, "\n");
+    fflush(stderr);
+}
+
+int MPIR_Topo_comm_get(MPIR_Comm * comm, MPIR_Topo_comm_t ** topo_out, MPIR_Errflag_t * errflag)
+{
+    int mpi_errno = MPI_SUCCESS;
+    int p = comm->local_size;
+    MPIR_Topo_loc_t my_loc, *locs = NULL;
+    MPIR_Topo_comm_t *topo = NULL;
+    MPIR_CHKLMEM_DECL(1);
+
+    MPIR_Assert(comm->comm_kind == MPIR_COMM_KIND__INTRACOMM);
+
+    if (comm->topo) {
+        *topo_out = comm->topo;
+        goto fn_exit;
+    }
+
+    MPIR_CHKLMEM_MALLOC(locs, MPIR_Topo_loc_t *, p * sizeof(MPIR_Topo_loc_t), mpi_errno,
+                        "topology locations", MPL_MEM_COLL);
+    MPIR_Topo_get_my_loc(comm, &my_loc);
+
+    /* A concrete algorithm, not MPIR_Allgather: the user may have forced a
+     * topology-aware allgather, which would bring us back here. */
+    mpi_errno = MPIR_Allgather_intra_brucks(&my_loc, TOPO_LOC_INTS, MPI_INT, locs,
+                                            TOPO_LOC_INTS, MPI_INT, comm, errflag);
+    MPIR_ERR_CHECK(mpi_errno);
+
+    topo = MPL_calloc(1, sizeof(*topo), MPL_MEM_COLL);
+    MPIR_ERR_CHKANDJUMP(topo == NULL, mpi_errno, MPI_ERR_OTHER, "**nomem");
+    if (MPIR_Topo_map_create(p, locs, &topo->map) != 0) {
+        MPL_free(topo);
+        MPIR_ERR_SETANDJUMP(mpi_errno, MPI_ERR_OTHER, "**topo_build");
+    }
+    comm->topo = topo;
+    *topo_out = topo;
+
+    if (MPIR_CVAR_TOPO_PRINT && comm->rank == 0)
+        print_topology(comm, topo, locs);
+
+  fn_exit:
+    MPIR_CHKLMEM_FREEALL();
+    return mpi_errno;
+  fn_fail:
+    goto fn_exit;
+}
+
+int MPIR_Topo_comm_get_ring(MPIR_Comm * comm, MPIR_Topo_comm_t * topo)
+{
+    int mpi_errno = MPI_SUCCESS;
+    int p = comm->local_size;
+
+    if (topo->ring)
+        goto fn_exit;
+
+    topo->ring = MPL_malloc(2 * p * sizeof(int), MPL_MEM_COLL);
+    MPIR_ERR_CHKANDJUMP(topo->ring == NULL, mpi_errno, MPI_ERR_OTHER, "**nomem");
+    if (MPIR_Topo_ring_create(topo->map, topo->ring) != 0) {
+        MPL_free(topo->ring);
+        topo->ring = NULL;
+        MPIR_ERR_SETANDJUMP(mpi_errno, MPI_ERR_OTHER, "**topo_build");
+    }
+    topo->ring_pos = topo->ring + p;
+    for (int i = 0; i < p; i++)
+        topo->ring_pos[topo->ring[i]] = i;
+
+  fn_exit:
+    return mpi_errno;
+  fn_fail:
+    goto fn_exit;
+}
+
+void MPIR_Topo_comm_free(MPIR_Comm * comm)
+{
+    MPIR_Topo_comm_t *topo = comm->topo;
+
+    if (topo == NULL)
+        return;
+    if (topo->map)
+        MPIR_Topo_map_free(topo->map);
+    MPL_free(topo->ring);
+    MPL_free(topo);
+    comm->topo = NULL;
+}
+
+int MPIR_Topo_cannot_run(MPIR_Comm * comm, const char *algo, const char *reason)
+{
+    int mpi_errno = MPI_SUCCESS;
+
+    if (MPIR_CVAR_COLLECTIVE_FALLBACK == MPIR_CVAR_COLLECTIVE_FALLBACK_error) {
+        MPIR_ERR_SET2(mpi_errno, MPI_ERR_OTHER, "**topo_cannot_run", "**topo_cannot_run %s %s",
+                      algo, reason);
+    } else if (MPIR_CVAR_COLLECTIVE_FALLBACK == MPIR_CVAR_COLLECTIVE_FALLBACK_print &&
+               comm->rank == 0) {
+        fprintf(stderr, "mpich-topo: %s cannot run here (%s); falling back to MPICH's "
+                "default selection\n", algo, reason);
+        fflush(stderr);
+    }
+    return mpi_errno;
+}

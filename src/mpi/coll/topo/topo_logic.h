@@ -1,0 +1,107 @@
+/*
+ * Copyright (C) by the mpich-topo authors. See COPYRIGHT in top-level directory.
+ */
+
+/* Pure (MPI-free) topology logic for the distance-aware collectives of
+ * Ma et al. (process-distance-aware adaptive collectives): the distance
+ * metric, the broadcast tree of their Algorithm 1 and the allgather ring of
+ * their Algorithm 2, extended with node and NIC levels.
+ *
+ * Inside MPICH this file must not pull in anything but mpl.h and hwloc.h.
+ * Define MPIR_TOPO_STANDALONE to build it with plain libc (unit tests). */
+
+#ifndef TOPO_LOGIC_H_INCLUDED
+#define TOPO_LOGIC_H_INCLUDED
+
+#include <stddef.h>
+#include <hwloc.h>
+
+#ifdef MPIR_TOPO_STANDALONE
+/* hookable so that the unit tests can inject allocation failures: when
+ * MPIR_Topo_standalone_fail_countdown is >= 0 it is decremented by every
+ * allocation and the allocation that finds it at 0 fails */
+extern int MPIR_Topo_standalone_fail_countdown;
+void *MPIR_Topo_standalone_malloc(size_t sz);
+#define MPIR_TOPO_MALLOC(sz) MPIR_Topo_standalone_malloc(sz)
+#define MPIR_TOPO_FREE(p)    free(p)
+#include <stdlib.h>
+#else
+#include "mpl.h"
+#define MPIR_TOPO_MALLOC(sz) MPL_malloc((sz), MPL_MEM_COLL)
+#define MPIR_TOPO_FREE(p)    MPL_free(p)
+#endif
+
+/* distance levels, smaller = closer (Ma et al. extended with node and NIC) */
+enum {
+    MPIR_TOPO_DIST_SELF = 0,
+    MPIR_TOPO_DIST_CACHE = 1,   /* share any cache (includes same core) */
+    MPIR_TOPO_DIST_NUMA = 2,    /* same NUMA node and same package */
+    MPIR_TOPO_DIST_NUMA_XPKG = 3,       /* same NUMA node (memory controller), other package */
+    MPIR_TOPO_DIST_PACKAGE = 4, /* same package, other NUMA node */
+    MPIR_TOPO_DIST_BOARD = 5,   /* same board */
+    MPIR_TOPO_DIST_NODE = 6,    /* same node, other board */
+    MPIR_TOPO_DIST_NET = 7,     /* other node, both processes close to a NIC */
+    MPIR_TOPO_DIST_NET_FAR1 = 8,        /* other node, one of the two far from every NIC of its node */
+    MPIR_TOPO_DIST_NET_FAR2 = 9,        /* other node, both far */
+    MPIR_TOPO_DIST_MAX = 9
+};
+
+/* number of intra-node levels (CACHE .. NODE) */
+#define MPIR_TOPO_NLEVELS 6
+
+typedef struct MPIR_Topo_loc {
+    int node;                   /* node id (>= 0), given by the caller */
+    int board;                  /* board index within the node, 0 if no board-level Group */
+    int package;                /* package logical index, -1 if unknown/unbound/spanning */
+    int numa;                   /* NUMA node logical index if exactly one, else -1 */
+    int cache;                  /* id of the largest cache covering the binding, -1 if none */
+    int core;                   /* core logical index, -1 if the binding spans cores */
+    int nic;                    /* index (among NIC os devices) of the first close NIC, -1 if none */
+    int nic_far;                /* 1 iff the node has NICs and the process is close to none */
+} MPIR_Topo_loc_t;
+
+/* Fill loc from hwloc.  binding NULL, empty or covering the whole machine
+ * means unbound: only node and board (0) are set, the rest is -1, nic_far 0.
+ * NICs are OS devices of type NETWORK or OPENFABRICS; a process is close to
+ * one if its binding is included in the cpuset of the device's first non-I/O
+ * ancestor.  board is the logical index of the topmost Group ancestor of the
+ * binding's covering object that holds more than one package but not the
+ * whole machine, 0 otherwise.  cache ids encode depth and logical index. */
+int MPIR_Topo_loc_from_hwloc(hwloc_topology_t topo, hwloc_const_cpuset_t binding, int node_id,
+                             MPIR_Topo_loc_t * loc);
+
+/* Pairwise distance (Ma et al. + node/NIC levels); never returns SELF. */
+int MPIR_Topo_distance(const MPIR_Topo_loc_t * a, const MPIR_Topo_loc_t * b);
+
+/* Per-communicator cluster structure, O(p * levels) memory. */
+typedef struct MPIR_Topo_map MPIR_Topo_map_t;
+
+int MPIR_Topo_map_create(int p, const MPIR_Topo_loc_t * locs, MPIR_Topo_map_t ** map);
+void MPIR_Topo_map_free(MPIR_Topo_map_t * map);
+int MPIR_Topo_map_size(const MPIR_Topo_map_t * map);
+int MPIR_Topo_map_num_nodes(const MPIR_Topo_map_t * map);
+/* 0..num_nodes-1, nodes numbered in the order of their lowest rank */
+int MPIR_Topo_map_node_index(const MPIR_Topo_map_t * map, int rank);
+/* cluster distance: smallest level w (1..6) whose cluster holds both ranks,
+ * 7 + nic_far(a) + nic_far(b) across nodes, 0 if a == b */
+int MPIR_Topo_map_dist(const MPIR_Topo_map_t * map, int a, int b);
+/* bytes allocated by the map (for memory-footprint checks) */
+size_t MPIR_Topo_map_bytes(const MPIR_Topo_map_t * map);
+
+/* Distance-aware broadcast tree (Algorithm 1) rooted at root, seen from
+ * rank.  *parent = -1 for the root.  *children is allocated with
+ * MPIR_TOPO_MALLOC (NULL when *nchildren == 0; free with MPIR_TOPO_FREE),
+ * ordered by decreasing map distance from rank, ties by increasing rank.
+ * Cost O(levels^2 + nchildren log nchildren) (+ O(num_nodes) for the
+ * process that links the nodes), independent of p.  Returns -1 on bad
+ * arguments or allocation failure (then *children is NULL). */
+int MPIR_Topo_tree_get(const MPIR_Topo_map_t * map, int root, int rank, int *parent,
+                       int *nchildren, int **children);
+
+/* Distance-aware ring (Algorithm 2) in order[0..p-1].  Convention: the
+ * greedy phase yields a Hamiltonian path; the ring runs along that path from
+ * its smaller-ranked end to its other end and back, rotated so that
+ * order[0] = 0.  O(p log p) time, O(p) memory. */
+int MPIR_Topo_ring_create(const MPIR_Topo_map_t * map, int *order);
+
+#endif /* TOPO_LOGIC_H_INCLUDED */

@@ -1,0 +1,158 @@
+/*
+ * Copyright (C) by the mpich-topo authors. See COPYRIGHT in top-level directory.
+ */
+
+/* Allgather on communicators whose rank order does not follow the placement
+ * (split with shuffled keys, reversed, uneven halves), with odd and large
+ * counts, MPI_IN_PLACE and a derived datatype. Meant to be run with
+ * MPIR_CVAR_ALLGATHER_INTRA_ALGORITHM=topo_ring (and cliques), where the ring
+ * order differs from rank order; any algorithm must pass it. */
+
+#include "mpi.h"
+#include "mpitest.h"
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int errs = 0;
+
+static int value(int rank, MPI_Aint i, int salt)
+{
+    return (int) ((rank * 1000003L + i * 7919L + salt) & 0x7fffffff);
+}
+
+static void report(MPI_Comm comm, const char *what, MPI_Aint count, MPI_Aint at, int got, int exp)
+{
+    int rank;
+    MPI_Comm_rank(comm, &rank);
+    if (errs < 10)
+        fprintf(stderr, "[%d] %s count %ld: element %ld is %d, expected %d\n", rank, what,
+                (long) count, (long) at, got, exp);
+    errs++;
+}
+
+static void check_contig(MPI_Comm comm, MPI_Aint count, int inplace, int salt)
+{
+    int rank, size;
+    MPI_Comm_rank(comm, &rank);
+    MPI_Comm_size(comm, &size);
+    int *rbuf = malloc((size * count + 1) * sizeof(int));
+    int *sbuf = malloc((count + 1) * sizeof(int));
+    for (MPI_Aint i = 0; i < size * count; i++)
+        rbuf[i] = -1;
+    for (MPI_Aint i = 0; i < count; i++)
+        sbuf[i] = value(rank, i, salt);
+    if (inplace) {
+        memcpy(rbuf + rank * count, sbuf, count * sizeof(int));
+        MPI_Allgather(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, rbuf, count, MPI_INT, comm);
+    } else {
+        MPI_Allgather(sbuf, count, MPI_INT, rbuf, count, MPI_INT, comm);
+    }
+    for (int r = 0; r < size; r++)
+        for (MPI_Aint i = 0; i < count; i++)
+            if (rbuf[r * count + i] != value(r, i, salt)) {
+                report(comm, inplace ? "in-place" : "contig", count, r * count + i,
+                       rbuf[r * count + i], value(r, i, salt));
+                r = size;
+                break;
+            }
+    free(rbuf);
+    free(sbuf);
+}
+
+/* receive type: every other int (vector), so blocks interleave with holes */
+static void check_vector(MPI_Comm comm, int count, int salt)
+{
+    int rank, size;
+    MPI_Datatype vec;
+    MPI_Comm_rank(comm, &rank);
+    MPI_Comm_size(comm, &size);
+    MPI_Type_vector(count, 1, 2, MPI_INT, &vec);
+    MPI_Aint lb, extent;
+    MPI_Type_get_extent(vec, &lb, &extent);
+    MPI_Datatype rvec;
+    MPI_Type_create_resized(vec, 0, 2 * count * sizeof(int), &rvec);
+    MPI_Type_commit(&rvec);
+    int *rbuf = malloc(2 * count * size * sizeof(int));
+    int *sbuf = malloc(count * sizeof(int));
+    for (int i = 0; i < 2 * count * size; i++)
+        rbuf[i] = -7;
+    for (int i = 0; i < count; i++)
+        sbuf[i] = value(rank, i, salt);
+    MPI_Allgather(sbuf, count, MPI_INT, rbuf, 1, rvec, comm);
+    for (int r = 0; r < size; r++)
+        for (int i = 0; i < count; i++) {
+            int got = rbuf[r * 2 * count + 2 * i], hole = rbuf[r * 2 * count + 2 * i + 1];
+            if (got != value(r, i, salt) || hole != -7) {
+                report(comm, "vector", count, r * 2 * count + 2 * i, got, value(r, i, salt));
+                r = size;
+                break;
+            }
+        }
+    free(rbuf);
+    free(sbuf);
+    MPI_Type_free(&vec);
+    MPI_Type_free(&rvec);
+}
+
+static void run_all(MPI_Comm comm, int salt)
+{
+    const MPI_Aint counts[] = { 0, 1, 3, 17, 1000, 65537 };
+    for (int c = 0; c < (int) (sizeof(counts) / sizeof(counts[0])); c++) {
+        check_contig(comm, counts[c], 0, salt + c);
+        check_contig(comm, counts[c], 1, salt + 2 * c);
+    }
+    check_vector(comm, 5, salt);
+    check_vector(comm, 4099, salt + 1);
+}
+
+int main(int argc, char **argv)
+{
+    int rank, size;
+    MPI_Comm comm;
+
+    MTest_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+
+    run_all(MPI_COMM_WORLD, 1);
+
+    /* shuffled ranks: a seeded permutation every process computes alike */
+    int *perm = malloc(size * sizeof(int));
+    for (int i = 0; i < size; i++)
+        perm[i] = i;
+    srand(12345);
+    for (int i = size - 1; i > 0; i--) {
+        int j = rand() % (i + 1), t = perm[i];
+        perm[i] = perm[j];
+        perm[j] = t;
+    }
+    MPI_Comm_split(MPI_COMM_WORLD, 0, perm[rank], &comm);
+    run_all(comm, 2);
+    MPI_Comm_free(&comm);
+    free(perm);
+
+    /* reversed order */
+    MPI_Comm_split(MPI_COMM_WORLD, 0, size - rank, &comm);
+    run_all(comm, 3);
+    MPI_Comm_free(&comm);
+
+    /* uneven halves: the first third against the rest */
+    MPI_Comm_split(MPI_COMM_WORLD, rank < size / 3, rank, &comm);
+    run_all(comm, 4);
+    MPI_Comm_free(&comm);
+
+    /* node-local communicator (a clique when cliques are emulated) */
+    MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &comm);
+    run_all(comm, 5);
+    MPI_Comm_free(&comm);
+
+    /* several calls on a dup, to reuse the cached topology */
+    MPI_Comm_dup(MPI_COMM_WORLD, &comm);
+    for (int it = 0; it < 5; it++)
+        check_contig(comm, 257 + it, it & 1, 100 + it);
+    MPI_Comm_free(&comm);
+
+    MTest_Finalize(errs);
+    return MTestReturnValue(errs);
+}

@@ -1,0 +1,130 @@
+/*
+ * Copyright (C) by the mpich-topo authors. See COPYRIGHT in top-level directory.
+ */
+
+/* Bcast from every root on communicators whose rank order does not follow
+ * the placement, with odd counts, counts large enough to be pipelined in
+ * many chunks, and derived datatypes. Meant to be run with
+ * MPIR_CVAR_BCAST_INTRA_ALGORITHM=topo_tree (and cliques, small chunk sizes);
+ * any algorithm must pass it. */
+
+#include "mpi.h"
+#include "mpitest.h"
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int errs = 0;
+
+static unsigned char byte_at(int root, MPI_Aint i, int salt)
+{
+    return (unsigned char) ((root * 131 + i * 31 + salt * 7 + (i >> 8)) & 0xff);
+}
+
+static void check_bytes(MPI_Comm comm, MPI_Aint count, int root, int salt)
+{
+    int rank;
+    MPI_Comm_rank(comm, &rank);
+    unsigned char *buf = malloc(count + 1);
+    for (MPI_Aint i = 0; i < count; i++)
+        buf[i] = rank == root ? byte_at(root, i, salt) : 0xee;
+    buf[count] = 0x5a;
+    MPI_Bcast(buf, (int) count, MPI_BYTE, root, comm);
+    for (MPI_Aint i = 0; i < count; i++)
+        if (buf[i] != byte_at(root, i, salt)) {
+            if (errs < 10)
+                fprintf(stderr, "[%d] bytes count %ld root %d: byte %ld is %d, expected %d\n",
+                        rank, (long) count, root, (long) i, buf[i], byte_at(root, i, salt));
+            errs++;
+            break;
+        }
+    if (buf[count] != 0x5a) {
+        fprintf(stderr, "[%d] bytes count %ld root %d: wrote past the end\n", rank,
+                (long) count, root);
+        errs++;
+    }
+    free(buf);
+}
+
+/* a strided datatype (3 doubles out of every 5) with a non-zero lower bound */
+static void check_derived(MPI_Comm comm, int count, int root, int salt)
+{
+    int rank;
+    MPI_Datatype vec, shifted;
+    MPI_Comm_rank(comm, &rank);
+    MPI_Type_vector(count, 3, 5, MPI_DOUBLE, &vec);
+    MPI_Aint lb = 2 * sizeof(double), extent;
+    MPI_Type_get_extent(vec, &lb, &extent);
+    MPI_Type_create_resized(vec, 0, extent, &shifted);
+    MPI_Type_commit(&shifted);
+    int n = 5 * count;
+    double *buf = malloc(n * sizeof(double));
+    for (int i = 0; i < n; i++) {
+        int in_type = (i % 5) < 3;
+        buf[i] = (rank == root || !in_type) ? (double) (i * 3 + root + salt) : -1.0;
+    }
+    MPI_Bcast(buf, 1, shifted, root, comm);
+    for (int i = 0; i < n; i++)
+        if (buf[i] != (double) (i * 3 + root + salt)) {
+            if (errs < 10)
+                fprintf(stderr, "[%d] derived count %d root %d: element %d is %g\n", rank,
+                        count, root, i, buf[i]);
+            errs++;
+            break;
+        }
+    free(buf);
+    MPI_Type_free(&vec);
+    MPI_Type_free(&shifted);
+}
+
+static void run_all(MPI_Comm comm, int salt)
+{
+    int size;
+    MPI_Comm_size(comm, &size);
+    const MPI_Aint counts[] = { 0, 1, 7, 1000, 65536, 65537, 300001 };
+    for (int root = 0; root < size; root++) {
+        for (int c = 0; c < (int) (sizeof(counts) / sizeof(counts[0])); c++)
+            check_bytes(comm, counts[c], root, salt + c);
+        check_derived(comm, 3, root, salt);
+        check_derived(comm, 20000, root, salt + 1);
+    }
+    /* one big message: many chunks down every path of the tree */
+    check_bytes(comm, (4 << 20) + 3, size - 1, salt);
+}
+
+int main(int argc, char **argv)
+{
+    int rank, size;
+    MPI_Comm comm;
+
+    MTest_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+
+    run_all(MPI_COMM_WORLD, 1);
+
+    int *perm = malloc(size * sizeof(int));
+    for (int i = 0; i < size; i++)
+        perm[i] = i;
+    srand(4242);
+    for (int i = size - 1; i > 0; i--) {
+        int j = rand() % (i + 1), t = perm[i];
+        perm[i] = perm[j];
+        perm[j] = t;
+    }
+    MPI_Comm_split(MPI_COMM_WORLD, 0, perm[rank], &comm);
+    run_all(comm, 2);
+    MPI_Comm_free(&comm);
+    free(perm);
+
+    MPI_Comm_split(MPI_COMM_WORLD, rank % 3 == 0, size - rank, &comm);
+    run_all(comm, 3);
+    MPI_Comm_free(&comm);
+
+    MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &comm);
+    run_all(comm, 4);
+    MPI_Comm_free(&comm);
+
+    MTest_Finalize(errs);
+    return MTestReturnValue(errs);
+}

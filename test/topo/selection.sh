@@ -1,0 +1,127 @@
+#!/bin/sh
+#
+# Selection and error-path checks for the topology-aware algorithms.
+# Usage: selection.sh PREFIX COLL_TEST_DIR DEVICE
+# Prints "ok N - what" / "not ok N - what" lines (TAP-like).
+#
+# Whether a topology-aware algorithm ran is observed through
+# MPIR_CVAR_TOPO_PRINT: only those algorithms build a communicator's topology,
+# and the print happens when they do.
+
+set -u
+prefix=$1
+coll=$2
+dev=$3
+here=$(cd "$(dirname "$0")" && pwd)
+top=$(cd "$here/../.." && pwd)
+mpiexec="$prefix/bin/mpiexec"
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+n=0
+fails=0
+
+[ "$dev" = ofi ] && export FI_PROVIDER=tcp
+export MPIR_CVAR_NUM_CLIQUES=2
+
+ok() { n=$((n + 1)); echo "ok $n - $1"; }
+notok() { n=$((n + 1)); fails=$((fails + 1)); echo "not ok $n - $1"; sed 's/^/#   /' "$tmp/out" | tail -15; }
+
+run() {     # np prog [args]; output in $tmp/out, status in $rc
+    np=$1
+    shift
+    timeout 300 "$mpiexec" -n "$np" "$@" >"$tmp/out" 2>&1
+    rc=$?
+}
+
+# A complete MPIR tuning file: MPICH's generic.json with allgather (intra
+# and, for the fallback check, inter) and bcast routed to our algorithms.
+python3 - "$top/mpich/maint/tuning/coll/mpir/generic.json" "$tmp" <<'EOF'
+import json, sys, collections
+src, out = sys.argv[1], sys.argv[2]
+tree = json.load(open(src), object_pairs_hook=collections.OrderedDict)
+ring = {"algorithm=MPIR_Allgather_intra_topo_ring": {}}
+tree["collective=allgather"] = {"comm_type=intra": ring, "comm_type=inter": ring}
+tree["collective=bcast"]["comm_type=intra"] = {"algorithm=MPIR_Bcast_intra_topo_tree": {}}
+json.dump(tree, open(out + "/mpir.json", "w"), indent=1)
+EOF
+ch4json="$tmp/ch4.json"
+# CH4 level: bcast always through composition gamma (the netmod bcast on the
+# whole communicator, i.e. the MPIR selection on the user's communicator)
+python3 - "$top/mpich/maint/tuning/coll/ch4/generic.json" "$ch4json" <<'EOF'
+import json, sys, collections
+tree = json.load(open(sys.argv[1]), object_pairs_hook=collections.OrderedDict)
+tree["collective=bcast"] = {"comm_type=intra": {"composition=MPIDI_Bcast_intra_composition_gamma": {}},
+                            "comm_type=inter": {"composition=MPIDI_Bcast_intra_composition_gamma": {}}}
+json.dump(tree, open(sys.argv[2], "w"), indent=1)
+EOF
+
+# 1. negative control: default selection never builds our topology
+MPIR_CVAR_TOPO_PRINT=1 run 4 "$coll/topo_allgather"
+if [ $rc = 0 ] && grep -q ' No Errors' "$tmp/out" && ! grep -q 'mpich-topo: communicator' "$tmp/out"; then
+    ok "default selection: allgather correct, no topology-aware algorithm ran"
+else
+    notok "default selection: allgather correct, no topology-aware algorithm ran"
+fi
+
+# 2. allgather routed to topo_ring by a user tuning file
+MPIR_CVAR_TOPO_PRINT=1 MPIR_CVAR_COLL_SELECTION_TUNING_JSON_FILE="$tmp/mpir.json" \
+    run 4 "$coll/topo_allgather"
+if [ $rc = 0 ] && grep -q ' No Errors' "$tmp/out" && grep -q 'mpich-topo: communicator' "$tmp/out"; then
+    ok "tuning file algorithm=MPIR_Allgather_intra_topo_ring selects it"
+else
+    notok "tuning file algorithm=MPIR_Allgather_intra_topo_ring selects it"
+fi
+
+# 3. bcast routed to topo_tree by a tuning file, device collectives off
+MPIR_CVAR_TOPO_PRINT=1 MPIR_CVAR_BCAST_DEVICE_COLLECTIVE=0 \
+    MPIR_CVAR_COLL_SELECTION_TUNING_JSON_FILE="$tmp/mpir.json" run 4 "$coll/bcasttest"
+if [ $rc = 0 ] && grep -q ' No Errors' "$tmp/out" && grep -q 'mpich-topo: communicator' "$tmp/out"; then
+    ok "tuning file algorithm=MPIR_Bcast_intra_topo_tree selects it (device collectives off)"
+else
+    notok "tuning file algorithm=MPIR_Bcast_intra_topo_tree selects it (device collectives off)"
+fi
+
+# 4. same through the CH4 tuning file (composition gamma) with device collectives on
+MPIR_CVAR_TOPO_PRINT=1 MPIR_CVAR_CH4_COLL_SELECTION_TUNING_JSON_FILE="$ch4json" \
+    MPIR_CVAR_COLL_SELECTION_TUNING_JSON_FILE="$tmp/mpir.json" run 4 "$coll/bcasttest"
+if [ $rc = 0 ] && grep -q ' No Errors' "$tmp/out" && grep -q 'mpich-topo: communicator' "$tmp/out"; then
+    ok "CH4 + MPIR tuning files select topo_tree on the user's communicator"
+else
+    notok "CH4 + MPIR tuning files select topo_tree on the user's communicator"
+fi
+
+# 5. the bcast CVAR reaches the user's communicator with device collectives
+#    on: the printed communicator has all 4 processes on 2 nodes
+MPIR_CVAR_TOPO_PRINT=1 MPIR_CVAR_BCAST_INTRA_ALGORITHM=topo_tree run 4 "$coll/bcasttest"
+if [ $rc = 0 ] && grep -q ' No Errors' "$tmp/out" && grep -q '4 processes on 2 node' "$tmp/out"; then
+    ok "MPIR_CVAR_BCAST_INTRA_ALGORITHM=topo_tree runs on the user's communicator"
+else
+    notok "MPIR_CVAR_BCAST_INTRA_ALGORITHM=topo_tree runs on the user's communicator"
+fi
+
+# 6. an unknown algorithm name is a clear error at MPI_Init
+MPIR_CVAR_ALLGATHER_INTRA_ALGORITHM=topo_bogus run 2 "$coll/topo_allgather"
+if [ $rc != 0 ] && grep -q 'MPIR_CVAR_ALLGATHER_INTRA_ALGORITHM' "$tmp/out" && grep -q 'topo_bogus' "$tmp/out"; then
+    ok "unknown algorithm name is rejected naming the CVAR and the value"
+else
+    notok "unknown algorithm name is rejected naming the CVAR and the value"
+fi
+
+# 7./8. an algorithm that cannot run (intra algorithm selected for an
+#    intercommunicator): error names it with FALLBACK=error, falls back with print
+MPIR_CVAR_COLLECTIVE_FALLBACK=error MPIR_CVAR_COLL_SELECTION_TUNING_JSON_FILE="$tmp/mpir.json" \
+    run 4 "$coll/icallgather"
+if [ $rc != 0 ] && grep -q 'MPIR_Allgather_intra_topo_ring cannot run here' "$tmp/out"; then
+    ok "FALLBACK=error: forced algorithm that cannot run gives an error naming it"
+else
+    notok "FALLBACK=error: forced algorithm that cannot run gives an error naming it"
+fi
+MPIR_CVAR_COLLECTIVE_FALLBACK=print MPIR_CVAR_COLL_SELECTION_TUNING_JSON_FILE="$tmp/mpir.json" \
+    run 4 "$coll/icallgather"
+if [ $rc = 0 ] && grep -q ' No Errors' "$tmp/out" && grep -q 'cannot run here' "$tmp/out"; then
+    ok "FALLBACK=print: says so, falls back and the result is right"
+else
+    notok "FALLBACK=print: says so, falls back and the result is right"
+fi
+
+[ $fails = 0 ]

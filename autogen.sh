@@ -134,6 +134,24 @@ apply_patches() {
     done
     nkeep=$(echo "$keep" | wc -w)
 
+    # files the patches about to be reverted or applied touch: if one ends
+    # up with the same content, it keeps its timestamp (no needless rebuild)
+    redo=$( (echo "$applied" | sed -n "$((nkeep + 1)),\$p" | sed "s|^|$state/|"
+             echo "$current" | sed -n "$((nkeep + 1)),\$p" | sed "s|^|maint/patches/|") |
+            grep . || true)
+    bk=$MPICH_DIR/.topo-patch-backup
+    rm -rf "$bk"
+    touched=""
+    if [ -n "$redo" ]; then
+        touched=$(cat $redo | sed -n 's|^+++ b/||p' | sort -u)
+        for f in $touched; do
+            if [ -f "$MPICH_DIR/$f" ]; then
+                mkdir -p "$bk/$(dirname "$f")"
+                cp -p "$MPICH_DIR/$f" "$bk/$f"
+            fi
+        done
+    fi
+
     # reverse everything applied after the common prefix, newest first
     for p in $(echo "$applied" | sed -n "$((nkeep + 1)),\$p" | sort -r); do
         say "reverting previously applied $p"
@@ -151,6 +169,12 @@ apply_patches() {
         cp "maint/patches/$p" "$state/$p"
         say "applied $p"
     done
+    for f in $touched; do
+        if [ -f "$bk/$f" ] && cmp -s "$bk/$f" "$MPICH_DIR/$f"; then
+            cp -p "$bk/$f" "$MPICH_DIR/$f"
+        fi
+    done
+    rm -rf "$bk"
 }
 
 # ---------------------------------------------------------------- generate
@@ -180,8 +204,9 @@ generate_quick() {
     cmp -s .topo-defmsg.tmp src/mpi/errhan/defmsg.h || cp .topo-defmsg.tmp src/mpi/errhan/defmsg.h
     rm -f .topo-defmsg.tmp .topo-defmsg.err
     for f in $GENERATED; do
-        if [ -f "$bk/$f" ] && cmp -s "$f" "$bk/$f"; then
-            touch -r "$bk/$f" "$f"
+        # extractcvars stamps the generation time into its outputs
+        if [ -f "$bk/$f" ] && diff -q -I '^ \*   \(on\|at\): ' -I '^  at:   ' "$f" "$bk/$f" >/dev/null; then
+            cp -p "$bk/$f" "$f"
         elif [ -f "$bk/$f" ]; then
             say "regenerated $f"
         fi

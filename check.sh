@@ -99,7 +99,7 @@ gen_testlist() {    # device
     echo "topo_allgather 4 $ag $bind $fake2pkg"
     echo "topo_allgather 3 $ag"
     echo "topo_bcast $big $bc $c2 $bind"
-    echo "topo_bcast 5 $bc $c3b $small"
+    echo "topo_bcast 5 $bc $c3b env=MPIR_CVAR_BCAST_TOPO_TREE_CHUNK_SIZE=16384"
     echo "topo_bcast 4 $bc $bind $fake2pkg"
     echo "topo_bcast 7 $bc $c4b env=MPIR_CVAR_BCAST_TOPO_TREE_CHUNK_SIZE=0"
     # the forced bcast must also work with CH4 device collectives off, and
@@ -124,7 +124,7 @@ run_device() {      # device
     make -s -C "$builddir/mpich/test/mpi/util" >/dev/null 2>&1 ||
         { note_result "ch4:$dev test util build" 1; return; }
     gen_testlist "$dev" >"$coll/testlist.topo"
-    progs=$(awk '{print $1}' "$coll/testlist.topo" | sort -u)
+    progs="$(awk '{print $1}' "$coll/testlist.topo" | sort -u) icallgather bcasttest topo_allgather"
     # shellcheck disable=SC2086
     make -s -j"$JOBS" -C "$coll" $progs >/dev/null 2>&1 ||
         { note_result "ch4:$dev test programs build" 1; return; }

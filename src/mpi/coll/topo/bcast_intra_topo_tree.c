@@ -108,10 +108,9 @@ int MPIR_Bcast_intra_topo_tree(void *buffer, MPI_Aint count, MPI_Datatype dataty
         if (nchildren == 0)
             continue;
         if (k >= TOPO_BCAST_SEND_DEPTH) {
+            /* MPIC_Waitall frees the requests */
             mpi_errno = MPIC_Waitall(nchildren, slot, MPI_STATUSES_IGNORE, errflag);
             MPIR_ERR_COLL_CHECKANDCONT(mpi_errno, *errflag);
-            for (int c = 0; c < nchildren; c++)
-                MPIR_Request_free(slot[c]);
         }
         for (int c = 0; c < nchildren; c++) {
             mpi_errno = MPIC_Isend(buf + off, len, MPI_BYTE, children[c], MPIR_BCAST_TAG,
@@ -123,10 +122,9 @@ int MPIR_Bcast_intra_topo_tree(void *buffer, MPI_Aint count, MPI_Datatype dataty
         MPI_Aint first = nchunks > TOPO_BCAST_SEND_DEPTH ? nchunks - TOPO_BCAST_SEND_DEPTH : 0;
         for (MPI_Aint k = first; k < nchunks; k++) {
             MPIR_Request **slot = sreqs + (k % TOPO_BCAST_SEND_DEPTH) * nchildren;
+            /* MPIC_Waitall frees the requests */
             mpi_errno = MPIC_Waitall(nchildren, slot, MPI_STATUSES_IGNORE, errflag);
             MPIR_ERR_COLL_CHECKANDCONT(mpi_errno, *errflag);
-            for (int c = 0; c < nchildren; c++)
-                MPIR_Request_free(slot[c]);
         }
     }
 

@@ -136,9 +136,9 @@ apply_patches() {
 
     # files the patches about to be reverted or applied touch: if one ends
     # up with the same content, it keeps its timestamp (no needless rebuild)
-    redo=$( (echo "$applied" | sed -n "$((nkeep + 1)),\$p" | sed "s|^|$state/|"
-             echo "$current" | sed -n "$((nkeep + 1)),\$p" | sed "s|^|maint/patches/|") |
-            grep . || true)
+    redo=$( (echo "$applied" | sed -n "$((nkeep + 1)),\$p" | grep . | sed "s|^|$state/|"
+             echo "$current" | sed -n "$((nkeep + 1)),\$p" | grep . | sed "s|^|maint/patches/|") ||
+            true)
     bk=$MPICH_DIR/.topo-patch-backup
     rm -rf "$bk"
     touched=""

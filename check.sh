@@ -92,6 +92,7 @@ gen_testlist() {    # device
         echo "bcastzerotype $np $bc $c3b"
     done
     echo "bcasttest 4 $bc $c2 $bind"
+    echo "allgather2 4 $ag $c2 $bind"
     echo "allgatherv2 4 $ag $c2"
     # ours: shuffled/split communicators, pipelined counts, derived types
     echo "topo_allgather $big $ag $c2 $bind"

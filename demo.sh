@@ -1,19 +1,22 @@
 #!/bin/sh
 #
 # mpich-topo demo: one command on a fresh Debian machine. Installs the
-# dependencies, builds MPICH 4.0.2 with our tree (ch4:ucx + POSIX shm) and
-# shows, on this machine:
+# dependencies, builds MPICH 4.0.2 with our tree and shows, on this machine:
 #   1. the topology mpich-topo builds for a communicator (distances, the
 #      distance-aware ring and bcast tree),
 #   2. which algorithms MPICH's default selection picks,
-#   3. allgather and bcast timings: MPICH's default, stock algorithms forced,
+#   3. the bytes each collective puts on the (emulated) network per call,
+#      against the lower bound: deterministic, so meaningful even here,
+#   4. allgather and bcast timings: MPICH's default, stock algorithms forced,
 #      and the new topo_ring / topo_tree forced, with ratios.
 # The processes are placed round-robin over 2 emulated nodes
-# (MPIR_CVAR_NUM_CLIQUES=2), bound to cores, which is the placement where
-# rank order and locality disagree.
+# (MPIR_CVAR_NUM_CLIQUES=2), bound to cores: the placement where rank order
+# and locality disagree. By default the ch4:ofi build is used with
+# FI_PROVIDER=tcp, so traffic between the emulated nodes really crosses the
+# loopback network (with ch4:ucx it would take UCX's shared memory).
 #
-# Usage: ./demo.sh [-n NPROCS] [--max BYTES]
-# Output is also kept in build-ucx/demo/ (CSV per run).
+# Usage: ./demo.sh [-n NPROCS] [--max BYTES] [--device ofi|ucx]
+# Output is also kept in build-DEVICE/demo/ (CSV per run).
 
 set -eu
 top=$(cd "$(dirname "$0")" && pwd)
@@ -21,11 +24,13 @@ cd "$top"
 JOBS=${JOBS:-$(nproc 2>/dev/null || echo 2)}
 np=4
 max=1048576
+dev=ofi
 while [ $# -gt 0 ]; do
     case $1 in
         -n) np=$2; shift ;;
         --max) max=$2; shift ;;
-        -h|--help) sed -n '2,17p' "$0"; exit 0 ;;
+        --device) dev=$2; shift ;;
+        -h|--help) sed -n '2,22p' "$0"; exit 0 ;;
         *) echo "demo.sh: unknown option '$1'" >&2; exit 2 ;;
     esac
     shift
@@ -35,18 +40,19 @@ mkdir -p .cache
 . "$top/maint/topo-common.sh"
 topo_ensure_deps
 topo_autogen
-topo_build ucx
+topo_build "$dev"
 
-prefix=$top/install-ucx
-out=$top/build-ucx/demo
+prefix=$top/install-$dev
+out=$top/build-$dev/demo
 mkdir -p "$out"
 "$prefix/bin/mpicc" -O2 -o "$out/coll_bench" bench/coll_bench.c
 
 export MPIR_CVAR_NUM_CLIQUES=2
+[ "$dev" = ofi ] && export FI_PROVIDER=tcp
 launch() { "$prefix/bin/mpiexec" -n "$np" -bind-to core "$@"; }
 
 echo
-echo "== mpich-topo demo: $np processes, round-robin over 2 emulated nodes, bound to cores"
+echo "== mpich-topo demo (ch4:$dev): $np processes, round-robin over 2 emulated nodes, bound to cores"
 echo "   machine: $(nproc) cores, $(lscpu 2>/dev/null | sed -n 's/^NUMA node(s): *//p' || echo '?') NUMA node(s)"
 echo
 echo "== 1. the topology mpich-topo builds (MPIR_CVAR_TOPO_PRINT=1)"
@@ -63,8 +69,47 @@ done
 echo "   (bcast: with device collectives on, CH4 runs these on its node/node_roots"
 echo "    sub-communicators; large messages use the netmod bcast on the whole communicator)"
 
+if [ "$dev" = ofi ] && [ -r /sys/class/net/lo/statistics/tx_bytes ]; then
+    lo_bytes() { cat /sys/class/net/lo/statistics/tx_bytes; }
+    traffic() {   # coll bytes calls CVAR=value... -> bytes on the network per call
+        c=$1; m=$2; k=$3; shift 3
+        b0=$(lo_bytes)
+        env "$@" "$prefix/bin/mpiexec" -n "$np" -bind-to core "$out/coll_bench" -c "$c" \
+            -m "$m" -M "$m" -i 0 -w 0 >/dev/null
+        b1=$(lo_bytes)
+        env "$@" "$prefix/bin/mpiexec" -n "$np" -bind-to core "$out/coll_bench" -c "$c" \
+            -m "$m" -M "$m" -i "$k" -w 0 >/dev/null
+        b2=$(lo_bytes)
+        echo $(( ((b2 - b1) - (b1 - b0)) / k ))
+    }
+    m=1048576
+    nn=2
+    ppn=$((np / nn))
+    echo
+    echo "== 3. bytes on the emulated network per call (loopback counters, minus a run"
+    echo "      with zero calls), m = $m bytes, $nn nodes x $ppn processes, lower bounds:"
+    echo "      allgather N(N-1)Pm = $((nn * (nn - 1) * ppn * m)), bcast (N-1)m = $(((nn - 1) * m))"
+    ag_bound=$((nn * (nn - 1) * ppn * m))
+    bc_bound=$(((nn - 1) * m))
+    printf '   %-10s %-22s %14s %8s\n' collective algorithm bytes/call x-bound
+    for a in default ring recursive_doubling brucks topo_ring; do
+        cv=""
+        [ $a != default ] && cv=MPIR_CVAR_ALLGATHER_INTRA_ALGORITHM=$a
+        b=$(traffic allgather $m 4 $cv)
+        printf '   %-10s %-22s %14d %7.2fx\n' allgather $a "$b" "$(awk -v b="$b" -v d="$ag_bound" 'BEGIN { print b / d }')"
+    done
+    for a in default binomial scatter_ring_allgather topo_tree; do
+        cv=""
+        [ $a != default ] && cv="MPIR_CVAR_BCAST_INTRA_ALGORITHM=$a MPIR_CVAR_BCAST_DEVICE_COLLECTIVE=0"
+        [ $a = topo_tree ] && cv=MPIR_CVAR_BCAST_INTRA_ALGORITHM=$a
+        # shellcheck disable=SC2086
+        b=$(traffic bcast $m 4 $cv)
+        printf '   %-10s %-22s %14d %7.2fx\n' bcast $a "$b" "$(awk -v b="$b" -v d="$bc_bound" 'BEGIN { print b / d }')"
+    done
+fi
+
 echo
-echo "== 3. timings (microseconds per call, mean over processes; every result validated)"
+echo "== 4. timings (microseconds per call, mean over processes; every result validated)"
 run_set() {   # coll label CVAR=value ...
     c=$1
     lbl=$2

@@ -9,7 +9,8 @@
  *
  * Sizes are bytes per process (allgather: each contribution; bcast and
  * allreduce: the message), doubling from MIN to MAX. Iterations shrink with
- * size (ITERS up to 8 KiB, then halved for every doubling, at least 5).
+ * size (ITERS up to 8 KiB, then halved for every doubling, at least 5;
+ * -i 0 -w 0 makes no calls at all, the baseline for counting network bytes).
  * Buffers change between iterations (the value depends on the iteration) so
  * that nothing can be skipped, and -v validates every result. -p runs on a
  * communicator whose ranks are shuffled (seeded) or reversed relative to
@@ -28,6 +29,8 @@
 static int iters_for(size_t bytes, int base)
 {
     int it = base;
+    if (base <= 0)
+        return 0;       /* zero calls: baseline for traffic measurements */
     for (size_t b = 8192; b < bytes && it > 5; b *= 2)
         it /= 2;
     return it < 5 ? 5 : it;
@@ -169,7 +172,7 @@ int main(int argc, char **argv)
                 }
             }
         }
-        double mean = t / iters * 1e6, tmin, tmax, tsum;
+        double mean = iters ? t / iters * 1e6 : 0.0, tmin, tmax, tsum;
         long errsum;
         MPI_Reduce(&mean, &tmin, 1, MPI_DOUBLE, MPI_MIN, 0, comm);
         MPI_Reduce(&mean, &tmax, 1, MPI_DOUBLE, MPI_MAX, 0, comm);

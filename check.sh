@@ -47,6 +47,24 @@ note_result() {     # name status(0=ok)
     fi
 }
 
+# tally FILE LABEL: count the "ok"/"not ok" lines of a TAP-like file, print
+# and remember the failures; sets tally_count and tally_failed
+tally() {
+    tp=$(grep -c '^ok ' "$1" 2>/dev/null)
+    tf=$(grep -c '^not ok ' "$1" 2>/dev/null)
+    passed=$((passed + ${tp:-0}))
+    failed=$((failed + ${tf:-0}))
+    grep '^not ok ' "$1" >"$1.failed" 2>/dev/null
+    while IFS= read -r l; do
+        echo "  $2 $l"
+        failures="$failures
+  FAILED: $2 $l"
+    done <"$1.failed"
+    rm -f "$1.failed"
+    tally_count=$((${tp:-0} + ${tf:-0}))
+    tally_failed=${tf:-0}
+}
+
 topo_ensure_deps || exit 1
 topo_autogen || exit 1
 
@@ -137,33 +155,17 @@ run_device() {      # device
         ../runtests -srcdir=. -tests=testlist.topo -mpiexec="$prefix/bin/mpiexec" \
         -xmlfile=summary-topo.xml -tapfile=summary-topo.tap -showprogress 2>&1 |
         grep -E '^(Running|not ok|ok|Summary|[0-9]+ tests)|Failed|Unexpected' | grep -v '^ok' | tail -40)
-    okc=$(grep -c '^ok ' "$coll/summary-topo.tap" 2>/dev/null)
-    nokc=$(grep -c '^not ok ' "$coll/summary-topo.tap" 2>/dev/null)
+    tally "$coll/summary-topo.tap" "ch4:$dev"
     total=$(wc -l <"$coll/testlist.topo")
-    passed=$((passed + ${okc:-0}))
-    failed=$((failed + ${nokc:-0}))
-    grep '^not ok ' "$coll/summary-topo.tap" 2>/dev/null | while read -r l; do echo "  ch4:$dev $l"; done
-    if [ $((${okc:-0} + ${nokc:-0})) -lt "$total" ]; then
-        note_result "ch4:$dev: only $((${okc:-0} + ${nokc:-0})) of $total test runs reported" 1
+    if [ "$tally_count" -lt "$total" ]; then
+        note_result "ch4:$dev: only $tally_count of $total test runs reported" 1
     fi
-    for l in $(grep '^not ok ' "$coll/summary-topo.tap" 2>/dev/null | sed 's/ /_/g'); do
-        failures="$failures
-  FAILED: ch4:$dev $(echo "$l" | sed 's/_/ /g')"
-    done
 
     # selection through a user tuning file, and the error paths
     sh "$top/test/topo/selection.sh" "$prefix" "$coll" "$dev" >"$builddir/selection.log" 2>&1
     sel_rc=$?
-    sed -n 's/^\(ok\|not ok\) /  ch4:'"$dev"' & /p' "$builddir/selection.log" | grep 'not ok' || true
-    sp=$(grep -c '^ok ' "$builddir/selection.log")
-    sf=$(grep -c '^not ok ' "$builddir/selection.log")
-    passed=$((passed + sp))
-    failed=$((failed + sf))
-    for l in $(grep '^not ok ' "$builddir/selection.log" | sed 's/ /_/g'); do
-        failures="$failures
-  FAILED: ch4:$dev selection $(echo "$l" | sed 's/_/ /g')"
-    done
-    if [ $sel_rc != 0 ] && [ "$sf" = 0 ]; then
+    tally "$builddir/selection.log" "ch4:$dev selection"
+    if [ $sel_rc != 0 ] && [ "$tally_failed" = 0 ]; then
         note_result "ch4:$dev selection.sh exited $sel_rc" 1
     fi
     topo_check_shm_leaks "ch4:$dev" || note_result "ch4:$dev left segments in /dev/shm" 1

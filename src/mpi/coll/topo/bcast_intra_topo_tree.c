@@ -21,18 +21,36 @@
 
 /* how many chunks' sends may be in flight per process */
 #define TOPO_BCAST_SEND_DEPTH 4
+/* send requests kept on the stack up to this many (depth x children) */
+#define TOPO_BCAST_STACK_REQS 64
+
+/* Completes and frees one chunk's sends, one by one as MPIC_Recv does
+ * (MPIC_Waitall with MPI_STATUSES_IGNORE trips gcc's -Wstringop-overflow);
+ * returns the first error. */
+static int wait_sends(MPIR_Request ** slot, int n, MPIR_Errflag_t * errflag)
+{
+    int ret = MPI_SUCCESS;
+    for (int c = 0; c < n; c++) {
+        int err = MPIC_Wait(slot[c], errflag);
+        MPIR_Request_free(slot[c]);
+        if (err && ret == MPI_SUCCESS)
+            ret = err;
+    }
+    return ret;
+}
 
 int MPIR_Bcast_intra_topo_tree(void *buffer, MPI_Aint count, MPI_Datatype datatype, int root,
                                MPIR_Comm * comm_ptr, MPIR_Errflag_t * errflag)
 {
     int mpi_errno = MPI_SUCCESS;
     int mpi_errno_ret = MPI_SUCCESS;
-    int rank, parent = -1, nchildren = 0, *children = NULL;
+    int rank, parent, nchildren;
+    const int *children;
     int is_contig;
     MPI_Aint type_size, nbytes, chunk, nchunks, true_lb, true_extent;
     char *buf;
     void *tmp_buf = NULL;
-    MPIR_Request *rreq = NULL, **sreqs = NULL;
+    MPIR_Request *rreq = NULL, **sreqs = NULL, *stack_reqs[TOPO_BCAST_STACK_REQS];
     MPIR_Topo_comm_t *topo;
 
     if (comm_ptr->comm_kind != MPIR_COMM_KIND__INTRACOMM) {
@@ -52,8 +70,11 @@ int MPIR_Bcast_intra_topo_tree(void *buffer, MPI_Aint count, MPI_Datatype dataty
 
     mpi_errno = MPIR_Topo_comm_get(comm_ptr, &topo, errflag);
     MPIR_ERR_CHECK(mpi_errno);
-    if (MPIR_Topo_tree_get(topo->map, root, rank, &parent, &nchildren, &children) != 0)
-        MPIR_ERR_SETANDJUMP(mpi_errno, MPI_ERR_OTHER, "**nomem");
+    mpi_errno = MPIR_Topo_comm_get_tree(comm_ptr, topo, root);
+    MPIR_ERR_CHECK(mpi_errno);
+    parent = topo->tree_parent;
+    nchildren = topo->tree_nchildren;
+    children = topo->tree_children;
 
     MPIR_Datatype_is_contig(datatype, &is_contig);
     if (is_contig) {
@@ -76,8 +97,10 @@ int MPIR_Bcast_intra_topo_tree(void *buffer, MPI_Aint count, MPI_Datatype dataty
         chunk = nbytes;
     nchunks = (nbytes + chunk - 1) / chunk;
 
-    if (nchildren > 0) {
-        sreqs = MPL_calloc(TOPO_BCAST_SEND_DEPTH * nchildren, sizeof(MPIR_Request *),
+    if (TOPO_BCAST_SEND_DEPTH * nchildren <= TOPO_BCAST_STACK_REQS) {
+        sreqs = stack_reqs;
+    } else {
+        sreqs = MPL_malloc(TOPO_BCAST_SEND_DEPTH * nchildren * sizeof(MPIR_Request *),
                            MPL_MEM_COLL);
         MPIR_ERR_CHKANDJUMP(sreqs == NULL, mpi_errno, MPI_ERR_OTHER, "**nomem");
     }
@@ -108,8 +131,7 @@ int MPIR_Bcast_intra_topo_tree(void *buffer, MPI_Aint count, MPI_Datatype dataty
         if (nchildren == 0)
             continue;
         if (k >= TOPO_BCAST_SEND_DEPTH) {
-            /* MPIC_Waitall frees the requests */
-            mpi_errno = MPIC_Waitall(nchildren, slot, MPI_STATUSES_IGNORE, errflag);
+            mpi_errno = wait_sends(slot, nchildren, errflag);
             MPIR_ERR_COLL_CHECKANDCONT(mpi_errno, *errflag);
         }
         for (int c = 0; c < nchildren; c++) {
@@ -122,8 +144,7 @@ int MPIR_Bcast_intra_topo_tree(void *buffer, MPI_Aint count, MPI_Datatype dataty
         MPI_Aint first = nchunks > TOPO_BCAST_SEND_DEPTH ? nchunks - TOPO_BCAST_SEND_DEPTH : 0;
         for (MPI_Aint k = first; k < nchunks; k++) {
             MPIR_Request **slot = sreqs + (k % TOPO_BCAST_SEND_DEPTH) * nchildren;
-            /* MPIC_Waitall frees the requests */
-            mpi_errno = MPIC_Waitall(nchildren, slot, MPI_STATUSES_IGNORE, errflag);
+            mpi_errno = wait_sends(slot, nchildren, errflag);
             MPIR_ERR_COLL_CHECKANDCONT(mpi_errno, *errflag);
         }
     }
@@ -135,9 +156,9 @@ int MPIR_Bcast_intra_topo_tree(void *buffer, MPI_Aint count, MPI_Datatype dataty
     }
 
   fn_exit:
-    MPL_free(sreqs);
+    if (sreqs != stack_reqs)
+        MPL_free(sreqs);
     MPL_free(tmp_buf);
-    MPIR_TOPO_FREE(children);
     if (mpi_errno_ret)
         mpi_errno = mpi_errno_ret;
     else if (*errflag != MPIR_ERR_NONE)

@@ -138,6 +138,7 @@ int MPIR_Topo_comm_get(MPIR_Comm * comm, MPIR_Topo_comm_t ** topo_out, MPIR_Errf
 
     topo = MPL_calloc(1, sizeof(*topo), MPL_MEM_COLL);
     MPIR_ERR_CHKANDJUMP(topo == NULL, mpi_errno, MPI_ERR_OTHER, "**nomem");
+    topo->tree_root = -1;
     if (MPIR_Topo_map_create(p, locs, &topo->map) != 0) {
         MPL_free(topo);
         MPIR_ERR_SETANDJUMP(mpi_errno, MPI_ERR_OTHER, "**topo_build");
@@ -180,6 +181,28 @@ int MPIR_Topo_comm_get_ring(MPIR_Comm * comm, MPIR_Topo_comm_t * topo)
     goto fn_exit;
 }
 
+int MPIR_Topo_comm_get_tree(MPIR_Comm * comm, MPIR_Topo_comm_t * topo, int root)
+{
+    int mpi_errno = MPI_SUCCESS;
+    int parent, nchildren, *children = NULL;
+
+    if (topo->tree_root == root)
+        goto fn_exit;
+
+    if (MPIR_Topo_tree_get(topo->map, root, comm->rank, &parent, &nchildren, &children) != 0)
+        MPIR_ERR_SETANDJUMP(mpi_errno, MPI_ERR_OTHER, "**nomem");
+    MPIR_TOPO_FREE(topo->tree_children);
+    topo->tree_root = root;
+    topo->tree_parent = parent;
+    topo->tree_nchildren = nchildren;
+    topo->tree_children = children;
+
+  fn_exit:
+    return mpi_errno;
+  fn_fail:
+    goto fn_exit;
+}
+
 void MPIR_Topo_comm_free(MPIR_Comm * comm)
 {
     MPIR_Topo_comm_t *topo = comm->topo;
@@ -189,6 +212,7 @@ void MPIR_Topo_comm_free(MPIR_Comm * comm)
     if (topo->map)
         MPIR_Topo_map_free(topo->map);
     MPL_free(topo->ring);
+    MPIR_TOPO_FREE(topo->tree_children);
     MPL_free(topo);
     comm->topo = NULL;
 }

@@ -124,12 +124,60 @@ gen_testlist() {    # device
     # the forced bcast must also work with CH4 device collectives off, and
     # both algorithms through the generated MPICH CVAR test list
     echo "topo_bcast 4 $bc $c2 env=MPIR_CVAR_BCAST_DEVICE_COLLECTIVE=0"
+    # the shared-memory + network engine (topo_pipeline, topo_multileader)
+    fb="env=MPIR_CVAR_COLLECTIVE_FALLBACK=error"
+    agp="env=MPIR_CVAR_ALLGATHER_INTRA_ALGORITHM=topo_pipeline $fb"
+    agm="env=MPIR_CVAR_ALLGATHER_INTRA_ALGORITHM=topo_multileader $fb"
+    bcp="env=MPIR_CVAR_BCAST_INTRA_ALGORITHM=topo_pipeline $fb"
+    arp="env=MPIR_CVAR_ALLREDUCE_INTRA_ALGORITHM=topo_pipeline $fb"
+    chunk="env=MPIR_CVAR_TOPO_PIPELINE_CHUNK_SIZE=4096"
+    nocma="env=MPIR_CVAR_TOPO_CMA_THRESHOLD=-1"
+    lead2="env=MPIR_CVAR_TOPO_LEADERS_PER_NODE=2"
+    echo "allgather2 4 $agp $c2"
+    echo "allgather3 5 $agp $c3b"
+    echo "allgather_struct 3 $agp"
+    echo "topo_allgather $big $agp $c2 $bind"
+    echo "topo_allgather 5 $agp $c3b $nocma"
+    echo "topo_allgather 4 $agp $c2 $lead2 $chunk"
+    echo "topo_allgather 6 $agp $c4b"
+    echo "topo_allgather 4 $agp $bind $fake2pkg"
+    echo "topo_allgather 3 $agp"
+    echo "allgather2 4 $agm $c2"
+    echo "topo_allgather 5 $agm $c3b $chunk"
+    echo "topo_allgather 4 $agm $bind $fake2pkg"
+    echo "topo_allgather 7 $agm $c2 $lead2"
+    echo "bcasttest 4 $bcp $c2"
+    echo "bcasttest 5 $bcp $c3b $chunk"
+    echo "bcastzerotype 3 $bcp"
+    echo "topo_bcast $big $bcp $c2 $bind"
+    echo "topo_bcast 5 $bcp $c3b $nocma"
+    echo "topo_bcast 4 $bcp $bind $fake2pkg"
+    echo "topo_bcast 6 $bcp $c4b $lead2 $chunk"
+    echo "topo_bcast 3 $bcp"
+    echo "allred 4 $arp $c2 arg=-count=100"
+    echo "allred 5 $arp $c3b $chunk arg=-count=100"
+    echo "allred2 4 $arp $c2"
+    echo "allred5 5 $arp $c2"
+    # non-commutative user ops must fall back, in rank order
+    arps="env=MPIR_CVAR_ALLREDUCE_INTRA_ALGORITHM=topo_pipeline env=MPIR_CVAR_COLLECTIVE_FALLBACK=silent"
+    echo "allred3 4 $arps $c2"
+    echo "allred4 4 $arps $c2"
+    echo "allred6 4 $arps $c2 $lead2"
+    if [ -f "$top/test/mpi/coll/topo_allreduce.c" ]; then
+        echo "topo_allreduce 4 $arp $c2 $bind"
+        echo "topo_allreduce 5 env=MPIR_CVAR_ALLREDUCE_INTRA_ALGORITHM=topo_pipeline env=MPIR_CVAR_COLLECTIVE_FALLBACK=silent $c3b $chunk"
+        echo "topo_allreduce 4 $arp $bind $fake2pkg"
+    fi
+    if [ -f "$top/test/mpi/coll/topo_stress.c" ]; then
+        echo "topo_stress 4 $agp $bcp $arp $c2 $bind"
+        echo "topo_stress 5 $agp $bcp $arp $c3b $lead2 $chunk"
+    fi
     if [ $quick = no ]; then
         echo "topo_allgather 6 $ag $c4b"
         echo "topo_bcast 3 $bc"
         echo "topo_allgather 8 $ag env=MPIR_CVAR_NUM_CLIQUES=3"
         echo "topo_bcast 6 $bc env=MPIR_CVAR_NUM_CLIQUES=4 $bind"
-        grep -E 'ALGORITHM=topo_(ring|tree)' "$builddir/mpich/test/mpi/coll/testlist.cvar" 2>/dev/null
+        grep -E 'ALGORITHM=topo_' "$builddir/mpich/test/mpi/coll/testlist.cvar" 2>/dev/null
     fi
 }
 

@@ -9,11 +9,16 @@ mpi_core_sources += \
     src/mpi/coll/topo/topo.c \
     src/mpi/coll/topo/coll_trace.c \
     src/mpi/coll/topo/allgather_intra_topo_ring.c \
-    src/mpi/coll/topo/bcast_intra_topo_tree.c
+    src/mpi/coll/topo/bcast_intra_topo_tree.c \
+    src/mpi/coll/topo/allgather_intra_topo_pipeline.c \
+    src/mpi/coll/topo/allgather_intra_topo_multileader.c \
+    src/mpi/coll/topo/bcast_intra_topo_pipeline.c \
+    src/mpi/coll/topo/allreduce_intra_topo_pipeline.c
 
 noinst_HEADERS += \
     src/mpi/coll/topo/topo_logic.h \
     src/mpi/coll/topo/topo.h \
     src/mpi/coll/topo/topo_forced.h \
     src/mpi/coll/topo/coll_trace.h \
-    src/mpi/coll/topo/topo_hooks.h
+    src/mpi/coll/topo/topo_hooks.h \
+    src/mpi/coll/topo/topo_engine_api.h

@@ -117,17 +117,16 @@ int MPIR_Topo_comm_get(MPIR_Comm * comm, MPIR_Topo_comm_t ** topo_out, MPIR_Errf
     int p = comm->local_size;
     MPIR_Topo_loc_t my_loc, *locs = NULL;
     MPIR_Topo_comm_t *topo = NULL;
-    MPIR_CHKLMEM_DECL(1);
 
     MPIR_Assert(comm->comm_kind == MPIR_COMM_KIND__INTRACOMM);
 
-    if (comm->topo) {
+    if (comm->topo && comm->topo->map) {
         *topo_out = comm->topo;
         goto fn_exit;
     }
 
-    MPIR_CHKLMEM_MALLOC(locs, MPIR_Topo_loc_t *, p * sizeof(MPIR_Topo_loc_t), mpi_errno,
-                        "topology locations", MPL_MEM_COLL);
+    locs = MPL_malloc(p * sizeof(MPIR_Topo_loc_t), MPL_MEM_COLL);
+    MPIR_ERR_CHKANDJUMP(locs == NULL, mpi_errno, MPI_ERR_OTHER, "**nomem");
     MPIR_Topo_get_my_loc(comm, &my_loc);
 
     /* A concrete algorithm, not MPIR_Allgather: the user may have forced a
@@ -136,21 +135,45 @@ int MPIR_Topo_comm_get(MPIR_Comm * comm, MPIR_Topo_comm_t ** topo_out, MPIR_Errf
                                             TOPO_LOC_INTS, MPI_INT, comm, errflag);
     MPIR_ERR_CHECK(mpi_errno);
 
-    topo = MPL_calloc(1, sizeof(*topo), MPL_MEM_COLL);
+    topo = MPIR_Topo_comm_struct(comm);
     MPIR_ERR_CHKANDJUMP(topo == NULL, mpi_errno, MPI_ERR_OTHER, "**nomem");
-    topo->tree_root = -1;
-    if (MPIR_Topo_map_create(p, locs, &topo->map) != 0) {
-        MPL_free(topo);
+    if (MPIR_Topo_map_create(p, locs, &topo->map) != 0)
         MPIR_ERR_SETANDJUMP(mpi_errno, MPI_ERR_OTHER, "**topo_build");
-    }
-    comm->topo = topo;
+    topo->locs = locs;
+    locs = NULL;
     *topo_out = topo;
 
     if (MPIR_CVAR_TOPO_PRINT && comm->rank == 0)
-        print_topology(comm, topo, locs);
+        print_topology(comm, topo, topo->locs);
 
   fn_exit:
-    MPIR_CHKLMEM_FREEALL();
+    MPL_free(locs);
+    return mpi_errno;
+  fn_fail:
+    goto fn_exit;
+}
+
+MPIR_Topo_comm_t *MPIR_Topo_comm_struct(MPIR_Comm * comm)
+{
+    if (comm->topo == NULL) {
+        comm->topo = MPL_calloc(1, sizeof(MPIR_Topo_comm_t), MPL_MEM_COLL);
+        if (comm->topo)
+            comm->topo->tree_root = -1;
+    }
+    return comm->topo;
+}
+
+int MPIR_Topo_comm_get_layout(MPIR_Comm * comm, MPIR_Topo_comm_t * topo, int k_request)
+{
+    int mpi_errno = MPI_SUCCESS;
+
+    /* built once: the engine that uses it is set up once per communicator */
+    if (topo->layout)
+        goto fn_exit;
+    if (MPIR_Topo_layout_create(comm->local_size, topo->locs, k_request, &topo->layout) != 0)
+        MPIR_ERR_SETANDJUMP(mpi_errno, MPI_ERR_OTHER, "**topo_build");
+
+  fn_exit:
     return mpi_errno;
   fn_fail:
     goto fn_exit;
@@ -209,6 +232,10 @@ void MPIR_Topo_comm_free(MPIR_Comm * comm)
 
     if (topo == NULL)
         return;
+    if (topo->engine_free && topo->engine)
+        topo->engine_free(topo->engine);
+    MPIR_Topo_layout_free(topo->layout);
+    MPL_free(topo->locs);
     if (topo->map)
         MPIR_Topo_map_free(topo->map);
     MPL_free(topo->ring);

@@ -19,11 +19,38 @@ typedef struct MPIR_Topo_comm {
     int tree_parent;
     int tree_nchildren;
     int *tree_children;
+    MPIR_Topo_loc_t *locs;      /* every member's location */
+    MPIR_Topo_layout_t *layout; /* leaders and node-major order, built on first use */
+    /* The shared-memory engine (src/mpid/ch4/shm/topo) keeps its state here
+     * and frees it with the communicator. */
+    void *engine;
+    void (*engine_free) (void *engine);
+    /* 1 on communicators the engine creates for itself, and while it sets
+     * itself up on this one: the topology-aware algorithms then step aside
+     * for a stock one, since the engine's own collectives must not re-enter
+     * it. */
+    int internal;
+    int busy;
 } MPIR_Topo_comm_t;
 
 /* Collective over comm the first time (allgathers the members' locations),
  * local afterwards. */
 int MPIR_Topo_comm_get(MPIR_Comm * comm, MPIR_Topo_comm_t ** topo, MPIR_Errflag_t * errflag);
+/* Local: the comm's topo struct without building the map (NULL-safe for
+ * marking internal communicators). */
+MPIR_Topo_comm_t *MPIR_Topo_comm_struct(MPIR_Comm * comm);
+/* True when an engine algorithm must step aside for a stock one on comm:
+ * the engine's own communicators and one it is setting itself up on (see
+ * MPIR_Topo_comm_t.internal/busy), and MPICH's node sub-communicators, on
+ * which CH4 compositions run their parts (a barrier's node bcast, say):
+ * an engine there would be a second, nested one. */
+#define MPIR_TOPO_STEP_ASIDE(comm) \
+    ((comm)->hierarchy_kind == MPIR_COMM_HIERARCHY_KIND__NODE ||            \
+     (comm)->hierarchy_kind == MPIR_COMM_HIERARCHY_KIND__NODE_ROOTS ||      \
+     ((comm)->topo && ((comm)->topo->internal || (comm)->topo->busy)))
+/* Local after MPIR_Topo_comm_get: the leader layout for k_request leaders
+ * per node (0 = automatic); built on the first call, kept afterwards. */
+int MPIR_Topo_comm_get_layout(MPIR_Comm * comm, MPIR_Topo_comm_t * topo, int k_request);
 int MPIR_Topo_comm_get_ring(MPIR_Comm * comm, MPIR_Topo_comm_t * topo);
 /* Local: sets topo->tree_parent/tree_nchildren/tree_children for root. */
 int MPIR_Topo_comm_get_tree(MPIR_Comm * comm, MPIR_Topo_comm_t * topo, int root);

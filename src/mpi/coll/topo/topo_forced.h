@@ -5,12 +5,19 @@
 #ifndef TOPO_FORCED_H_INCLUDED
 #define TOPO_FORCED_H_INCLUDED
 
-/* True when the user forced a topology-aware bcast with
- * MPIR_CVAR_BCAST_INTRA_ALGORITHM. CH4's MPID_Bcast then hands the call to
- * MPIR_Bcast_impl on the user's communicator instead of running a CH4
- * composition, which would apply the CVAR to the node sub-communicators. */
-#define MPIR_TOPO_BCAST_FORCED(comm)                                    \
-    ((comm)->comm_kind == MPIR_COMM_KIND__INTRACOMM &&                  \
-     MPIR_CVAR_BCAST_INTRA_ALGORITHM == MPIR_CVAR_BCAST_INTRA_ALGORITHM_topo_tree)
+/* True when the user forced a topology-aware bcast/allreduce with
+ * MPIR_CVAR_<COLL>_INTRA_ALGORITHM.  CH4's MPID_Bcast/MPID_Allreduce then
+ * hand the call to MPIR_<Coll>_impl on the user's communicator instead of
+ * running a CH4 composition, which would apply the CVAR to the node
+ * sub-communicators.  (Allgather needs no such hook: its CH4 composition
+ * already runs the MPIR selection on the whole communicator.) */
+#define MPIR_TOPO_BCAST_FORCED(comm)                                            \
+    ((comm)->comm_kind == MPIR_COMM_KIND__INTRACOMM &&                          \
+     (MPIR_CVAR_BCAST_INTRA_ALGORITHM == MPIR_CVAR_BCAST_INTRA_ALGORITHM_topo_tree ||     \
+      MPIR_CVAR_BCAST_INTRA_ALGORITHM == MPIR_CVAR_BCAST_INTRA_ALGORITHM_topo_pipeline))
+
+#define MPIR_TOPO_ALLREDUCE_FORCED(comm)                                        \
+    ((comm)->comm_kind == MPIR_COMM_KIND__INTRACOMM &&                          \
+     MPIR_CVAR_ALLREDUCE_INTRA_ALGORITHM == MPIR_CVAR_ALLREDUCE_INTRA_ALGORITHM_topo_pipeline)
 
 #endif /* TOPO_FORCED_H_INCLUDED */

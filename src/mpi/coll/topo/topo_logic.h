@@ -104,4 +104,37 @@ int MPIR_Topo_tree_get(const MPIR_Topo_map_t * map, int root, int rank, int *par
  * order[0] = 0.  O(p log p) time, O(p) memory. */
 int MPIR_Topo_ring_create(const MPIR_Topo_map_t * map, int *order);
 
+/* Leader layout for the shared-memory + network engine.  Every node's
+ * processes are split into k groups (one per NUMA domain or package by
+ * default), each with a leader that carries that group's share of the
+ * node's network traffic.  Positions are "node-major": nodes in the order of
+ * their lowest rank, within a node the groups in order, within a group the
+ * processes by (package, numa, cache, core, rank).  Every group of one node
+ * is thus a contiguous run of positions, so a node's or a group's data can
+ * travel as one contiguous message. */
+typedef struct MPIR_Topo_layout {
+    int p;                      /* processes */
+    int nnodes;                 /* nodes */
+    int k;                      /* groups (= leaders) per node, same on every node */
+    int *order;                 /* order[pos] = rank at node-major position pos */
+    int *pos;                   /* pos[rank] = node-major position of rank */
+    int *node;                  /* node[rank] = node index of rank */
+    int *node_start;            /* nnodes+1 entries: node n holds [node_start[n], node_start[n+1]) */
+    int *group_start;           /* nnodes*k+1 entries: group g of node n holds
+                                 * [group_start[n*k+g], group_start[n*k+g+1]) */
+    int *leader;                /* nnodes*k entries: rank leading group g of node n */
+} MPIR_Topo_layout_t;
+
+/* k_request > 0 asks for that many leaders per node; 0 means one per NUMA
+ * domain (or package when NUMA is unknown) on the node with the fewest.  k
+ * is capped by the smallest node's process count.  When a node has exactly
+ * k domains, the groups are its domains; otherwise the node's processes are
+ * cut into k contiguous runs of near-equal size.  A group's leader is its
+ * first member that is close to a NIC (nic >= 0 and nic_far == 0), or its
+ * first member if none is.  Returns -1 on bad arguments or allocation
+ * failure. */
+int MPIR_Topo_layout_create(int p, const MPIR_Topo_loc_t * locs, int k_request,
+                            MPIR_Topo_layout_t ** layout);
+void MPIR_Topo_layout_free(MPIR_Topo_layout_t * layout);
+
 #endif /* TOPO_LOGIC_H_INCLUDED */

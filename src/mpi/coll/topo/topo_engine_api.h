@@ -1,0 +1,23 @@
+/*
+ * Copyright (C) by the mpich-topo authors. See COPYRIGHT in top-level directory.
+ */
+
+#ifndef TOPO_ENGINE_API_H_INCLUDED
+#define TOPO_ENGINE_API_H_INCLUDED
+
+/* Entry points of the shared-memory + network engine
+ * (src/mpid/ch4/shm/topo), built only with CH4 shared memory, which then
+ * defines MPIR_TOPO_HAVE_ENGINE.  Each sets *why_not (and returns
+ * MPI_SUCCESS without communicating) when it cannot run with these
+ * arguments; the reason is the same on every member of comm. */
+int MPIDI_Topo_bcast_pipeline(void *buffer, MPI_Aint count, MPI_Datatype datatype, int root,
+                              MPIR_Comm * comm, const char **why_not, MPIR_Errflag_t * errflag);
+int MPIDI_Topo_allgather(const void *sendbuf, MPI_Aint sendcount, MPI_Datatype sendtype,
+                         void *recvbuf, MPI_Aint recvcount, MPI_Datatype recvtype,
+                         MPIR_Comm * comm, int multileader, const char **why_not,
+                         MPIR_Errflag_t * errflag);
+int MPIDI_Topo_allreduce_pipeline(const void *sendbuf, void *recvbuf, MPI_Aint count,
+                                  MPI_Datatype datatype, MPI_Op op, MPIR_Comm * comm,
+                                  const char **why_not, MPIR_Errflag_t * errflag);
+
+#endif /* TOPO_ENGINE_API_H_INCLUDED */

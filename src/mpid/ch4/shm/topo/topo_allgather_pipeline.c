@@ -1,0 +1,294 @@
+/*
+ * Copyright (C) by the mpich-topo authors. See COPYRIGHT in top-level directory.
+ */
+
+#include "topo_engine.h"
+
+/* Algorithms: leader-based allgather
+ *   MPIR_CVAR_ALLGATHER_INTRA_ALGORITHM=topo_pipeline
+ *   MPIR_CVAR_ALLGATHER_INTRA_ALGORITHM=topo_multileader
+ *
+ * Data is laid out in node-major order (MPIR_Topo_layout_t): a group's
+ * blocks are contiguous, whatever the rank placement, so each leader moves
+ * its group's data between nodes as one message per step.
+ *
+ * topo_pipeline, segment mode: rounds of slot_size/p bytes per process.  In
+ * round r every process copies its bytes into the slot at its node-major
+ * position; leader g waits for its group, then runs a ring over its leader
+ * communicator (the group-g leaders of all nodes), raising its progress
+ * counter after each step, and every process copies each node's portion out
+ * as soon as the step that brought it completes.  Two slots let round r+1
+ * fill while round r drains.
+ *
+ * topo_pipeline, direct mode (CMA, >= MPIR_CVAR_TOPO_CMA_THRESHOLD bytes
+ * per process): no staging.  Each leader reads its group's blocks from the
+ * members' buffers with process_vm_readv, rings them between nodes inside
+ * its receive buffer, and the others read each arriving node portion from
+ * the leader's buffer (and their own node's blocks from their owners).
+ *
+ * topo_multileader (Kandalla et al.): the same shared-memory aggregation,
+ * but leaders exchange with one allgatherv (recursive doubling or Bruck
+ * for small totals, a ring for large ones), and local processes copy out after it;
+ * no overlap inside a round. */
+
+static int allgather_segment(MPIDI_Topo_engine_t * e, const MPIDI_Topo_tbuf_t * sb,
+                             const MPIDI_Topo_tbuf_t * rb, MPI_Aint m, int multileader,
+                             MPIR_Comm * comm, MPIR_Errflag_t * errflag)
+{
+    int mpi_errno = MPI_SUCCESS, mpi_errno_ret = MPI_SUCCESS;
+    const MPIR_Topo_layout_t *l = e->layout;
+    int p = comm->local_size, nn = e->nnodes, k = e->k, n = e->node, g = e->group;
+    int L = e->local_size, mypos = l->pos[comm->rank];
+    MPI_Aint c = (MPI_Aint) (e->slot_size / p), R = (m + c - 1) / c;
+    uint64_t base = e->round;
+    MPIDI_Topo_ctrl_t *me = MPIDI_TOPO_CTRL(e, e->local_rank);
+    MPI_Aint *counts = NULL, *displs = NULL;
+    MPIR_CHKLMEM_DECL(2);
+
+    e->round += R;
+    if (multileader && e->leader_comm) {
+        MPIR_CHKLMEM_MALLOC(counts, MPI_Aint *, nn * sizeof(MPI_Aint), mpi_errno, "counts",
+                            MPL_MEM_COLL);
+        MPIR_CHKLMEM_MALLOC(displs, MPI_Aint *, nn * sizeof(MPI_Aint), mpi_errno, "displs",
+                            MPL_MEM_COLL);
+    }
+
+    for (MPI_Aint i = 0; i < R; i++) {
+        uint64_t r = base + 1 + i;
+        MPI_Aint off = i * c, len = MPL_MIN(c, m - off);
+        char *slot = MPIDI_TOPO_SLOT(e, r);
+
+        if (r > MPIDI_TOPO_NSLOTS)
+            MPIDI_TOPO_WAIT_ALL(e, done, 0, L, r - MPIDI_TOPO_NSLOTS);
+        mpi_errno = MPIDI_Topo_tbuf_pack(sb, off, slot + mypos * len, len);
+        MPIR_ERR_CHECK(mpi_errno);
+        MPL_atomic_release_store_uint64(&me->arrive, r);
+
+        if (e->is_leader) {
+            MPIDI_TOPO_WAIT_ALL(e, arrive, e->group_lo[g], e->group_lo[g + 1], r);
+            if (nn == 1) {
+                MPL_atomic_release_store_uint64(&me->avail, MPIDI_TOPO_PROG(r, 1));
+            } else if (multileader) {
+                MPI_Aint total = 0;
+                for (int x = 0; x < nn; x++) {
+                    counts[x] = (l->group_start[x * k + g + 1] - l->group_start[x * k + g]) * len;
+                    displs[x] = l->group_start[x * k + g] * len;
+                    total += counts[x];
+                }
+                if (total < MPIR_CVAR_ALLGATHER_LONG_MSG_SIZE && !(nn & (nn - 1)))
+                    mpi_errno = MPIR_Allgatherv_intra_recursive_doubling(MPI_IN_PLACE, 0,
+                                                                         MPI_DATATYPE_NULL, slot,
+                                                                         counts, displs,
+                                                                         MPI_BYTE,
+                                                                         e->leader_comm, errflag);
+                else if (total < MPIR_CVAR_ALLGATHER_LONG_MSG_SIZE)
+                    mpi_errno = MPIR_Allgatherv_intra_brucks(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL,
+                                                             slot, counts, displs, MPI_BYTE,
+                                                             e->leader_comm, errflag);
+                else
+                    mpi_errno = MPIR_Allgatherv_intra_ring(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL,
+                                                           slot, counts, displs, MPI_BYTE,
+                                                           e->leader_comm, errflag);
+                MPIDI_TOPO_COLL_ERR(mpi_errno, mpi_errno_ret, errflag);
+                MPL_atomic_release_store_uint64(&me->avail, MPIDI_TOPO_PROG(r, nn));
+            } else {
+                int left = (n - 1 + nn) % nn, right = (n + 1) % nn;
+                MPL_atomic_release_store_uint64(&me->avail, MPIDI_TOPO_PROG(r, 1));
+                for (int s = 1; s < nn; s++) {
+                    int sx = (n - s + 1 + nn) % nn, rx = (n - s + nn) % nn;
+                    int s0 = l->group_start[sx * k + g], s1 = l->group_start[sx * k + g + 1];
+                    int r0 = l->group_start[rx * k + g], r1 = l->group_start[rx * k + g + 1];
+                    MPIR_Request *reqs[2];
+                    mpi_errno = MPIC_Irecv(slot + r0 * len, (r1 - r0) * len, MPI_BYTE, left,
+                                           MPIR_ALLGATHER_TAG, e->leader_comm, &reqs[0]);
+                    MPIR_ERR_CHECK(mpi_errno);
+                    mpi_errno = MPIC_Isend(slot + s0 * len, (s1 - s0) * len, MPI_BYTE, right,
+                                           MPIR_ALLGATHER_TAG, e->leader_comm, &reqs[1], errflag);
+                    MPIR_ERR_CHECK(mpi_errno);
+                    mpi_errno = MPIDI_Topo_waitall(e, 2, reqs, errflag);
+                    MPIDI_TOPO_COLL_ERR(mpi_errno, mpi_errno_ret, errflag);
+                    MPL_atomic_release_store_uint64(&me->avail, MPIDI_TOPO_PROG(r, s + 1));
+                }
+            }
+        }
+
+        /* copy out node portions in the order the ring brings them */
+        for (int s = 1; s <= nn; s++) {
+            int x = (n - s + 1 + nn) % nn;
+            for (int gg = 0; gg < k; gg++) {
+                MPIDI_Topo_ctrl_t *lc = MPIDI_TOPO_CTRL(e, e->leader_local[gg]);
+                MPIDI_TOPO_WAIT_GE(e, &lc->avail, MPIDI_TOPO_PROG(r, s));
+                for (int q = l->group_start[x * k + gg]; q < l->group_start[x * k + gg + 1]; q++) {
+                    mpi_errno = MPIDI_Topo_tbuf_unpack(rb, (MPI_Aint) l->order[q] * m + off,
+                                                       slot + q * len, len);
+                    MPIR_ERR_CHECK(mpi_errno);
+                }
+            }
+        }
+        MPL_atomic_release_store_uint64(&me->done, r);
+    }
+
+  fn_exit:
+    MPIR_CHKLMEM_FREEALL();
+    return mpi_errno_ret ? mpi_errno_ret : mpi_errno;
+  fn_fail:
+    goto fn_exit;
+}
+
+/* recv: contiguous receive buffer, block of rank i at recv + i*m; my block
+ * already holds my contribution */
+static int allgather_direct(MPIDI_Topo_engine_t * e, char *recv, MPI_Aint m, MPIR_Comm * comm,
+                            MPIR_Errflag_t * errflag)
+{
+    int mpi_errno = MPI_SUCCESS, mpi_errno_ret = MPI_SUCCESS;
+    const MPIR_Topo_layout_t *l = e->layout;
+    int nn = e->nnodes, k = e->k, n = e->node, g = e->group, L = e->local_size;
+    int nstart = l->node_start[n];
+    uint64_t r = ++e->round;
+    MPIDI_Topo_ctrl_t *me = MPIDI_TOPO_CTRL(e, e->local_rank);
+    int leading = e->is_leader && nn > 1;
+    MPIR_Request **reqs = NULL;
+    MPIR_CHKLMEM_DECL(1);
+
+    me->addr = (uint64_t) (uintptr_t) recv;
+    MPL_atomic_release_store_uint64(&me->arrive, r);
+
+    if (leading) {
+        int maxg = 0, left = (n - 1 + nn) % nn, right = (n + 1) % nn;
+        for (int x = 0; x < nn; x++) {
+            int sz = l->group_start[x * k + g + 1] - l->group_start[x * k + g];
+            maxg = MPL_MAX(maxg, sz);
+        }
+        MPIR_CHKLMEM_MALLOC(reqs, MPIR_Request **, 2 * maxg * sizeof(MPIR_Request *), mpi_errno,
+                            "requests", MPL_MEM_COLL);
+        /* gather my group's blocks from their owners */
+        for (int q = l->group_start[n * k + g]; q < l->group_start[n * k + g + 1]; q++) {
+            int loc = q - nstart, rk = l->order[q];
+            MPIDI_Topo_ctrl_t *xc = MPIDI_TOPO_CTRL(e, loc);
+            if (loc == e->local_rank)
+                continue;
+            MPIDI_TOPO_WAIT_GE(e, &xc->arrive, r);
+            mpi_errno = MPIDI_Topo_cma_read(e, loc, recv + rk * m, xc->addr + rk * m, m);
+            MPIR_ERR_CHECK(mpi_errno);
+        }
+        MPL_atomic_release_store_uint64(&me->avail, MPIDI_TOPO_PROG(r, 1));
+        for (int s = 1; s < nn; s++) {
+            int sx = (n - s + 1 + nn) % nn, rx = (n - s + nn) % nn, nr = 0;
+            for (int q = l->group_start[rx * k + g]; q < l->group_start[rx * k + g + 1]; q++) {
+                mpi_errno = MPIC_Irecv(recv + l->order[q] * m, m, MPI_BYTE, left,
+                                       MPIR_ALLGATHER_TAG, e->leader_comm, &reqs[nr++]);
+                MPIR_ERR_CHECK(mpi_errno);
+            }
+            for (int q = l->group_start[sx * k + g]; q < l->group_start[sx * k + g + 1]; q++) {
+                mpi_errno = MPIC_Isend(recv + l->order[q] * m, m, MPI_BYTE, right,
+                                       MPIR_ALLGATHER_TAG, e->leader_comm, &reqs[nr++], errflag);
+                MPIR_ERR_CHECK(mpi_errno);
+            }
+            mpi_errno = MPIDI_Topo_waitall(e, nr, reqs, errflag);
+            MPIDI_TOPO_COLL_ERR(mpi_errno, mpi_errno_ret, errflag);
+            MPL_atomic_release_store_uint64(&me->avail, MPIDI_TOPO_PROG(r, s + 1));
+        }
+    }
+
+    /* my node's blocks, straight from their owners */
+    for (int loc = 0; loc < L; loc++) {
+        int rk = l->order[nstart + loc];
+        MPIDI_Topo_ctrl_t *xc = MPIDI_TOPO_CTRL(e, loc);
+        if (loc == e->local_rank || (leading && loc >= e->group_lo[g] && loc < e->group_lo[g + 1]))
+            continue;
+        MPIDI_TOPO_WAIT_GE(e, &xc->arrive, r);
+        mpi_errno = MPIDI_Topo_cma_read(e, loc, recv + rk * m, xc->addr + rk * m, m);
+        MPIR_ERR_CHECK(mpi_errno);
+    }
+    /* other nodes' blocks, from the leader that brought them */
+    for (int s = 2; s <= nn; s++) {
+        int x = (n - s + 1 + nn) % nn;
+        for (int gg = 0; gg < k; gg++) {
+            int ll = e->leader_local[gg];
+            MPIDI_Topo_ctrl_t *lc = MPIDI_TOPO_CTRL(e, ll);
+            if (leading && gg == g)
+                continue;
+            MPIDI_TOPO_WAIT_GE(e, &lc->avail, MPIDI_TOPO_PROG(r, s));
+            for (int q = l->group_start[x * k + gg]; q < l->group_start[x * k + gg + 1]; q++) {
+                int rk = l->order[q];
+                mpi_errno = MPIDI_Topo_cma_read(e, ll, recv + rk * m, lc->addr + rk * m, m);
+                MPIR_ERR_CHECK(mpi_errno);
+            }
+        }
+    }
+    MPL_atomic_release_store_uint64(&me->done, r);
+    MPIDI_TOPO_WAIT_ALL(e, done, 0, L, r);
+
+  fn_exit:
+    MPIR_CHKLMEM_FREEALL();
+    return mpi_errno_ret ? mpi_errno_ret : mpi_errno;
+  fn_fail:
+    goto fn_exit;
+}
+
+int MPIDI_Topo_allgather(const void *sendbuf, MPI_Aint sendcount, MPI_Datatype sendtype,
+                         void *recvbuf, MPI_Aint recvcount, MPI_Datatype recvtype,
+                         MPIR_Comm * comm, int multileader, const char **why_not,
+                         MPIR_Errflag_t * errflag)
+{
+    int mpi_errno = MPI_SUCCESS;
+    MPIDI_Topo_engine_t *e;
+    MPIDI_Topo_tbuf_t sb, rb;
+    MPI_Aint tsize, extent, m;
+    int p = comm->local_size, rank = comm->rank;
+    char *tmp = NULL;
+
+    *why_not = NULL;
+    MPIR_Datatype_get_size_macro(recvtype, tsize);
+    MPIR_Datatype_get_extent_macro(recvtype, extent);
+    m = recvcount * tsize;
+    if (m == 0)
+        return MPI_SUCCESS;
+    if (p == 1) {
+        if (sendbuf != MPI_IN_PLACE)
+            mpi_errno = MPIR_Localcopy(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype);
+        return mpi_errno;
+    }
+
+    mpi_errno = MPIDI_Topo_engine_get(comm, &e, errflag);
+    MPIR_ERR_CHECK(mpi_errno);
+    if (e->why_not) {
+        *why_not = e->why_not;
+        goto fn_exit;
+    }
+
+    MPIDI_Topo_tbuf_init(&rb, recvbuf, p * recvcount, recvtype);
+    if (sendbuf == MPI_IN_PLACE)
+        MPIDI_Topo_tbuf_init(&sb, (char *) recvbuf + rank * recvcount * extent, recvcount,
+                             recvtype);
+    else
+        MPIDI_Topo_tbuf_init(&sb, sendbuf, sendcount, sendtype);
+
+    if (!multileader && e->cma && m >= MPIR_CVAR_TOPO_CMA_THRESHOLD) {
+        char *recv = rb.buf + rb.lb;
+        if (!rb.contig) {
+            tmp = MPL_malloc(p * m, MPL_MEM_COLL);
+            MPIR_ERR_CHKANDJUMP(tmp == NULL, mpi_errno, MPI_ERR_OTHER, "**nomem");
+            recv = tmp;
+        }
+        if (sendbuf != MPI_IN_PLACE || tmp) {
+            mpi_errno = MPIDI_Topo_tbuf_pack(&sb, 0, recv + rank * m, m);
+            MPIR_ERR_CHECK(mpi_errno);
+        }
+        mpi_errno = allgather_direct(e, recv, m, comm, errflag);
+        if (tmp) {
+            int err2 = MPIDI_Topo_tbuf_unpack(&rb, 0, tmp, p * m);
+            if (mpi_errno == MPI_SUCCESS)
+                mpi_errno = err2;
+        }
+    } else {
+        mpi_errno = allgather_segment(e, &sb, &rb, m, multileader, comm, errflag);
+    }
+    MPIR_ERR_CHECK(mpi_errno);
+
+  fn_exit:
+    MPL_free(tmp);
+    return mpi_errno;
+  fn_fail:
+    goto fn_exit;
+}

@@ -1,0 +1,149 @@
+/*
+ * Copyright (C) by the mpich-topo authors. See COPYRIGHT in top-level directory.
+ */
+
+#include "topo_engine.h"
+
+/* Algorithm: parallel shared-memory allreduce with leaders
+ * (MPIR_CVAR_ALLREDUCE_INTRA_ALGORITHM=topo_pipeline, Mamidala ch. 9)
+ *
+ * Rounds of c elements, c chosen so that the inputs of the largest node's
+ * processes fit in a slot.  In round r each local process copies its input into its own
+ * area of the slot; then process q reduces slice q (1/L of the round)
+ * across all areas into area 0, starting with the area after its own so
+ * that the processes do not all read the same area at once.  Leader g then
+ * allreduces the g-th k-th of the round across nodes over its
+ * leader communicator, in place in area 0, so each leader carries 1/k of
+ * the node's traffic; everyone copies the result out.  Two slots let round r+1
+ * fill while round r is reduced and drained.  Commutative ops only: the
+ * local reduction order is not rank order. */
+
+int MPIDI_Topo_allreduce_pipeline(const void *sendbuf, void *recvbuf, MPI_Aint count,
+                                  MPI_Datatype datatype, MPI_Op op, MPIR_Comm * comm,
+                                  const char **why_not, MPIR_Errflag_t * errflag)
+{
+    int mpi_errno = MPI_SUCCESS, mpi_errno_ret = MPI_SUCCESS;
+    MPIDI_Topo_engine_t *e;
+    MPI_Aint extent, c, R, true_lb, true_extent;
+    int is_contig, L, me_l, k, g;
+    uint64_t base;
+    MPIDI_Topo_ctrl_t *me;
+    char *rbuf;
+    const char *sbuf;
+
+    *why_not = NULL;
+    if (count == 0)
+        return MPI_SUCCESS;
+    if (!MPIR_Op_is_commutative(op)) {
+        *why_not = "the operation is not commutative";
+        return MPI_SUCCESS;
+    }
+    MPIR_Datatype_is_contig(datatype, &is_contig);
+    MPIR_Datatype_get_extent_macro(datatype, extent);
+    MPIR_Type_get_true_extent_impl(datatype, &true_lb, &true_extent);
+    /* elements are copied as the byte span they cover, extent apart; types
+     * whose elements overlap or run backwards cannot be staged that way */
+    if (extent <= 0 || true_extent > extent) {
+        *why_not = "the datatype's elements overlap (true extent > extent)";
+        return MPI_SUCCESS;
+    }
+    if (comm->local_size == 1) {
+        if (sendbuf != MPI_IN_PLACE)
+            mpi_errno = MPIR_Localcopy(sendbuf, count, datatype, recvbuf, count, datatype);
+        return mpi_errno;
+    }
+
+    mpi_errno = MPIDI_Topo_engine_get(comm, &e, errflag);
+    MPIR_ERR_CHECK(mpi_errno);
+    if (e->why_not) {
+        *why_not = e->why_not;
+        goto fn_exit;
+    }
+    L = e->local_size;
+    me_l = e->local_rank;
+    k = e->k;
+    g = e->group;
+    /* the same round size on every node: sized for the largest node */
+    c = (MPI_Aint) (e->slot_size / e->max_local_size) / extent;
+    if (c == 0) {
+        *why_not = "one element is larger than a slot (MPIR_CVAR_TOPO_PIPELINE_CHUNK_SIZE)";
+        goto fn_exit;
+    }
+    R = (count + c - 1) / c;
+    base = e->round;
+    e->round += R;
+    me = MPIDI_TOPO_CTRL(e, me_l);
+    rbuf = (char *) recvbuf;
+    sbuf = sendbuf == MPI_IN_PLACE ? rbuf : (const char *) sendbuf;
+
+    for (MPI_Aint i = 0; i < R; i++) {
+        uint64_t r = base + 1 + i;
+        MPI_Aint off = i * c, n = MPL_MIN(c, count - off);
+        char *slot = MPIDI_TOPO_SLOT(e, r);
+        MPI_Aint stride = c * extent;   /* bytes between areas */
+        /* area a holds the span of its elements; element 0's base is area - true_lb */
+#define AREA(a) (slot + (a) * stride - true_lb)
+        MPI_Aint s0 = n * me_l / L, s1 = n * (me_l + 1) / L;
+
+        if (r > MPIDI_TOPO_NSLOTS)
+            MPIDI_TOPO_WAIT_ALL(e, done, 0, L, r - MPIDI_TOPO_NSLOTS);
+        memcpy(slot + me_l * stride, sbuf + off * extent + true_lb, (n - 1) * extent + true_extent);
+        MPL_atomic_release_store_uint64(&me->arrive, r);
+
+        /* my slice, reduced across the areas into area 0 */
+        MPIDI_TOPO_WAIT_ALL(e, arrive, 0, L, r);
+        if (s1 > s0) {
+            for (int j = 0; j < L; j++) {
+                int a = (me_l + j) % L;
+                if (a == 0)
+                    continue;
+                mpi_errno = MPIR_Reduce_local(AREA(a) + s0 * extent, AREA(0) + s0 * extent,
+                                              s1 - s0, datatype, op);
+                MPIR_ERR_CHECK(mpi_errno);
+            }
+        }
+        MPL_atomic_release_store_uint64(&me->reduced, r);
+
+        if (e->is_leader) {
+            /* leader g's share of the round is the same element range on
+             * every node, whatever the node sizes */
+            MPI_Aint g0 = n * g / k, g1 = n * (g + 1) / k;
+            MPIDI_TOPO_WAIT_ALL(e, reduced, 0, L, r);
+            if (e->leader_comm && g1 > g0) {
+                char *part = AREA(0) + g0 * extent;
+                int builtin = HANDLE_IS_BUILTIN(op);
+                if (builtin && g1 - g0 >= MPL_pof2(e->nnodes) &&
+                    (g1 - g0) * extent > MPIR_CVAR_ALLREDUCE_SHORT_MSG_SIZE)
+                    mpi_errno = MPIR_Allreduce_intra_reduce_scatter_allgather(MPI_IN_PLACE, part,
+                                                                              g1 - g0, datatype,
+                                                                              op,
+                                                                              e->leader_comm,
+                                                                              errflag);
+                else
+                    mpi_errno = MPIR_Allreduce_intra_recursive_doubling(MPI_IN_PLACE, part,
+                                                                        g1 - g0, datatype, op,
+                                                                        e->leader_comm, errflag);
+                MPIDI_TOPO_COLL_ERR(mpi_errno, mpi_errno_ret, errflag);
+            }
+            MPL_atomic_release_store_uint64(&me->avail, MPIDI_TOPO_PROG(r, 1));
+        }
+
+        for (int gg = 0; gg < k; gg++)
+            MPIDI_TOPO_WAIT_GE(e, &MPIDI_TOPO_CTRL(e, e->leader_local[gg])->avail,
+                               MPIDI_TOPO_PROG(r, 1));
+        if (is_contig && extent == true_extent)
+            memcpy(rbuf + off * extent + true_lb, slot, n * extent);
+        else {
+            /* leave the user's holes alone */
+            mpi_errno = MPIR_Localcopy(AREA(0), n, datatype, rbuf + off * extent, n, datatype);
+            MPIR_ERR_CHECK(mpi_errno);
+        }
+#undef AREA
+        MPL_atomic_release_store_uint64(&me->done, r);
+    }
+
+  fn_exit:
+    return mpi_errno_ret ? mpi_errno_ret : mpi_errno;
+  fn_fail:
+    goto fn_exit;
+}

@@ -1,0 +1,253 @@
+/*
+ * Copyright (C) by the mpich-topo authors. See COPYRIGHT in top-level directory.
+ */
+
+#include "topo_engine.h"
+
+/* Algorithm: leader-based pipelined bcast (MPIR_CVAR_BCAST_INTRA_ALGORITHM=topo_pipeline)
+ *
+ * The message is cut into chunks of the slot size.  Chunk i travels between
+ * nodes on leader communicator i % k, down a binomial tree of nodes rooted
+ * at the root's node, so the k leaders of a node share its network traffic
+ * (the large-message scatter to leaders) and every node receives each byte
+ * once, the lower bound.  Inside a node, the other processes copy chunk i
+ * out while the leaders already move chunk i+1:
+ *  - segment mode: the root (on its node) or the chunk's leader (elsewhere)
+ *    puts the chunk in a slot of the node segment and raises a counter; the
+ *    others copy it out.  Two slots let filling and emptying overlap.
+ *  - direct mode (CMA, messages >= MPIR_CVAR_TOPO_CMA_THRESHOLD): leaders
+ *    receive straight into their user buffer and the others read each
+ *    chunk from there (or from the root's buffer) with one
+ *    process_vm_readv: one copy instead of two.
+ * Both modes send the same messages between nodes. */
+
+static void node_tree(int nn, int node, int root_node, int *parent, int *children, int *nchildren)
+{
+    int vr = (node - root_node + nn) % nn, mask = 1;
+
+    *parent = -1;
+    *nchildren = 0;
+    while (mask < nn) {
+        if (vr & mask) {
+            *parent = (vr - mask + root_node) % nn;
+            break;
+        }
+        mask <<= 1;
+    }
+    for (mask >>= 1; mask > 0; mask >>= 1)
+        if (vr + mask < nn)
+            children[(*nchildren)++] = (vr + mask + root_node) % nn;
+}
+
+static int bcast_segment(MPIDI_Topo_engine_t * e, const MPIDI_Topo_tbuf_t * tb, MPI_Aint m,
+                         int root, MPIR_Comm * comm, MPIR_Errflag_t * errflag)
+{
+    int mpi_errno = MPI_SUCCESS, mpi_errno_ret = MPI_SUCCESS;
+    int am_root = (comm->rank == root);
+    int root_node = e->layout->node[root];
+    int root_local = e->layout->pos[root] - e->layout->node_start[root_node];
+    int parent = -1, nchildren = 0, children[32];
+    int L = e->local_size;
+    MPI_Aint chunk = e->slot_size, R = (m + chunk - 1) / chunk;
+    uint64_t base = e->round;
+    MPIDI_Topo_ctrl_t *me = MPIDI_TOPO_CTRL(e, e->local_rank);
+    MPIR_Request *reqs[33];
+
+    e->round += R;
+    if (e->leader_comm)
+        node_tree(e->nnodes, e->node, root_node, &parent, children, &nchildren);
+
+    for (MPI_Aint i = 0; i < R; i++) {
+        uint64_t r = base + 1 + i;
+        MPI_Aint off = i * chunk, len = MPL_MIN(chunk, m - off);
+        char *slot = MPIDI_TOPO_SLOT(e, r);
+        int g = (int) (i % e->k);
+        int owner = e->leader_local[g];
+        int am_owner = e->leader_comm && e->group == g;
+        int nreq = 0;
+
+        if (am_root) {
+            if (r > MPIDI_TOPO_NSLOTS)
+                MPIDI_TOPO_WAIT_ALL(e, done, 0, L, r - MPIDI_TOPO_NSLOTS);
+            mpi_errno = MPIDI_Topo_tbuf_pack(tb, off, slot, len);
+            MPIR_ERR_CHECK(mpi_errno);
+            MPL_atomic_release_store_uint64(&me->arrive, r);
+        }
+        if (am_owner) {
+            if (e->node != root_node) {
+                if (r > MPIDI_TOPO_NSLOTS)
+                    MPIDI_TOPO_WAIT_ALL(e, done, 0, L, r - MPIDI_TOPO_NSLOTS);
+                mpi_errno = MPIC_Irecv(slot, len, MPI_BYTE, parent, MPIR_BCAST_TAG,
+                                       e->leader_comm, &reqs[0]);
+                MPIR_ERR_CHECK(mpi_errno);
+                mpi_errno = MPIDI_Topo_waitall(e, 1, reqs, errflag);
+                MPIDI_TOPO_COLL_ERR(mpi_errno, mpi_errno_ret, errflag);
+            } else if (!am_root) {
+                MPIDI_TOPO_WAIT_GE(e, &MPIDI_TOPO_CTRL(e, root_local)->arrive, r);
+            }
+            MPL_atomic_release_store_uint64(&me->avail, MPIDI_TOPO_PROG(r, 1));
+            for (int c = 0; c < nchildren; c++) {
+                mpi_errno = MPIC_Isend(slot, len, MPI_BYTE, children[c], MPIR_BCAST_TAG,
+                                       e->leader_comm, &reqs[nreq++], errflag);
+                MPIDI_TOPO_COLL_ERR(mpi_errno, mpi_errno_ret, errflag);
+                if (reqs[nreq - 1] == NULL)
+                    nreq--;
+            }
+        }
+        if (!am_root) {
+            if (e->node == root_node)
+                MPIDI_TOPO_WAIT_GE(e, &MPIDI_TOPO_CTRL(e, root_local)->arrive, r);
+            else
+                MPIDI_TOPO_WAIT_GE(e, &MPIDI_TOPO_CTRL(e, owner)->avail, MPIDI_TOPO_PROG(r, 1));
+            mpi_errno = MPIDI_Topo_tbuf_unpack(tb, off, slot, len);
+            MPIR_ERR_CHECK(mpi_errno);
+        }
+        if (nreq) {
+            mpi_errno = MPIDI_Topo_waitall(e, nreq, reqs, errflag);
+            MPIDI_TOPO_COLL_ERR(mpi_errno, mpi_errno_ret, errflag);
+        }
+        MPL_atomic_release_store_uint64(&me->done, r);
+    }
+
+  fn_exit:
+    return mpi_errno_ret ? mpi_errno_ret : mpi_errno;
+  fn_fail:
+    goto fn_exit;
+}
+
+static int bcast_direct(MPIDI_Topo_engine_t * e, char *buf, MPI_Aint m, int root,
+                        MPIR_Comm * comm, MPIR_Errflag_t * errflag)
+{
+    int mpi_errno = MPI_SUCCESS, mpi_errno_ret = MPI_SUCCESS;
+    int am_root = (comm->rank == root);
+    int root_node = e->layout->node[root];
+    int root_local = e->layout->pos[root] - e->layout->node_start[root_node];
+    int parent = -1, nchildren = 0, children[32];
+    int L = e->local_size, k = e->k;
+    MPI_Aint chunk = e->slot_size, R = (m + chunk - 1) / chunk, nmine = 0;
+    uint64_t r = ++e->round;
+    MPIDI_Topo_ctrl_t *me = MPIDI_TOPO_CTRL(e, e->local_rank);
+    MPIR_Request **rreqs = NULL, **sreqs = NULL;
+    int nsreq = 0;
+    MPIR_CHKLMEM_DECL(2);
+
+    if (e->leader_comm) {
+        node_tree(e->nnodes, e->node, root_node, &parent, children, &nchildren);
+        nmine = (R - e->group + k - 1) / k;
+    }
+    MPIR_CHKLMEM_MALLOC(rreqs, MPIR_Request **, (nmine + 1) * sizeof(MPIR_Request *), mpi_errno,
+                        "recv requests", MPL_MEM_COLL);
+    MPIR_CHKLMEM_MALLOC(sreqs, MPIR_Request **, (nmine * nchildren + 1) * sizeof(MPIR_Request *),
+                        mpi_errno, "send requests", MPL_MEM_COLL);
+
+    me->addr = (uint64_t) (uintptr_t) buf;
+    MPL_atomic_release_store_uint64(&me->arrive, r);
+
+    /* a leader off the root's node pre-posts the receives of all its chunks */
+    if (nmine && e->node != root_node) {
+        for (MPI_Aint j = 0; j < nmine; j++) {
+            MPI_Aint i = e->group + j * k, off = i * chunk;
+            mpi_errno = MPIC_Irecv(buf + off, MPL_MIN(chunk, m - off), MPI_BYTE, parent,
+                                   MPIR_BCAST_TAG, e->leader_comm, &rreqs[j]);
+            MPIR_ERR_CHECK(mpi_errno);
+        }
+    }
+
+    for (MPI_Aint i = 0; i < R; i++) {
+        MPI_Aint off = i * chunk, len = MPL_MIN(chunk, m - off);
+        int g = (int) (i % k);
+        int owner = e->leader_local[g];
+        int mine = nmine && e->group == g;
+
+        if (mine) {
+            if (e->node != root_node) {
+                mpi_errno = MPIDI_Topo_waitall(e, 1, &rreqs[i / k], errflag);
+                MPIDI_TOPO_COLL_ERR(mpi_errno, mpi_errno_ret, errflag);
+                MPL_atomic_release_store_uint64(&me->avail, MPIDI_TOPO_PROG(r, i / k + 1));
+            } else if (!am_root) {
+                MPIDI_Topo_ctrl_t *rc = MPIDI_TOPO_CTRL(e, root_local);
+                MPIDI_TOPO_WAIT_GE(e, &rc->arrive, r);
+                mpi_errno = MPIDI_Topo_cma_read(e, root_local, buf + off, rc->addr + off, len);
+                MPIR_ERR_CHECK(mpi_errno);
+            }
+            for (int c = 0; c < nchildren; c++) {
+                mpi_errno = MPIC_Isend(buf + off, len, MPI_BYTE, children[c], MPIR_BCAST_TAG,
+                                       e->leader_comm, &sreqs[nsreq++], errflag);
+                MPIDI_TOPO_COLL_ERR(mpi_errno, mpi_errno_ret, errflag);
+            }
+        } else if (!am_root) {
+            int src = e->node == root_node ? root_local : owner;
+            MPIDI_Topo_ctrl_t *sc = MPIDI_TOPO_CTRL(e, src);
+            if (e->node == root_node)
+                MPIDI_TOPO_WAIT_GE(e, &sc->arrive, r);
+            else
+                MPIDI_TOPO_WAIT_GE(e, &sc->avail, MPIDI_TOPO_PROG(r, i / k + 1));
+            mpi_errno = MPIDI_Topo_cma_read(e, src, buf + off, sc->addr + off, len);
+            MPIR_ERR_CHECK(mpi_errno);
+        }
+    }
+    if (nsreq) {
+        mpi_errno = MPIDI_Topo_waitall(e, nsreq, sreqs, errflag);
+        MPIDI_TOPO_COLL_ERR(mpi_errno, mpi_errno_ret, errflag);
+    }
+    /* others read from our buffers: leave only when all local copies ended */
+    MPL_atomic_release_store_uint64(&me->done, r);
+    MPIDI_TOPO_WAIT_ALL(e, done, 0, L, r);
+
+  fn_exit:
+    MPIR_CHKLMEM_FREEALL();
+    return mpi_errno_ret ? mpi_errno_ret : mpi_errno;
+  fn_fail:
+    goto fn_exit;
+}
+
+int MPIDI_Topo_bcast_pipeline(void *buffer, MPI_Aint count, MPI_Datatype datatype, int root,
+                              MPIR_Comm * comm, const char **why_not, MPIR_Errflag_t * errflag)
+{
+    int mpi_errno = MPI_SUCCESS;
+    MPIDI_Topo_engine_t *e;
+    MPIDI_Topo_tbuf_t tb;
+    MPI_Aint tsize, m;
+    char *tmp = NULL;
+
+    MPIR_Datatype_get_size_macro(datatype, tsize);
+    m = count * tsize;
+    *why_not = NULL;
+    if (m == 0 || comm->local_size == 1)
+        return MPI_SUCCESS;
+
+    mpi_errno = MPIDI_Topo_engine_get(comm, &e, errflag);
+    MPIR_ERR_CHECK(mpi_errno);
+    if (e->why_not) {
+        *why_not = e->why_not;
+        goto fn_exit;
+    }
+    MPIDI_Topo_tbuf_init(&tb, buffer, count, datatype);
+    if (e->cma && m >= MPIR_CVAR_TOPO_CMA_THRESHOLD) {
+        char *buf = tb.buf + tb.lb;
+        if (!tb.contig) {
+            tmp = MPL_malloc(m, MPL_MEM_COLL);
+            MPIR_ERR_CHKANDJUMP(tmp == NULL, mpi_errno, MPI_ERR_OTHER, "**nomem");
+            buf = tmp;
+            if (comm->rank == root) {
+                mpi_errno = MPIDI_Topo_tbuf_pack(&tb, 0, tmp, m);
+                MPIR_ERR_CHECK(mpi_errno);
+            }
+        }
+        mpi_errno = bcast_direct(e, buf, m, root, comm, errflag);
+        if (tmp && comm->rank != root) {
+            int err2 = MPIDI_Topo_tbuf_unpack(&tb, 0, tmp, m);
+            if (mpi_errno == MPI_SUCCESS)
+                mpi_errno = err2;
+        }
+    } else {
+        mpi_errno = bcast_segment(e, &tb, m, root, comm, errflag);
+    }
+    MPIR_ERR_CHECK(mpi_errno);
+
+  fn_exit:
+    MPL_free(tmp);
+    return mpi_errno;
+  fn_fail:
+    goto fn_exit;
+}

@@ -1,0 +1,432 @@
+/*
+ * Copyright (C) by the mpich-topo authors. See COPYRIGHT in top-level directory.
+ */
+
+#include "topo_engine.h"
+#include "mpidu_shm.h"
+#include <sched.h>
+#include <sys/uio.h>
+#include <sys/prctl.h>
+#include <unistd.h>
+
+/*
+=== BEGIN_MPI_T_CVAR_INFO_BLOCK ===
+
+cvars:
+    - name        : MPIR_CVAR_TOPO_LEADERS_PER_NODE
+      category    : TOPO
+      type        : int
+      default     : 0
+      class       : none
+      verbosity   : MPI_T_VERBOSITY_USER_BASIC
+      scope       : MPI_T_SCOPE_ALL_EQ
+      description : >-
+        Leaders per node for the topo_pipeline and topo_multileader
+        algorithms. 0 (default) means one per NUMA domain (or package) of the
+        node with the fewest, each the member of its group closest to a NIC.
+        Capped by the smallest number of processes any node has. Read when
+        a communicator first uses the engine.
+
+    - name        : MPIR_CVAR_TOPO_PIPELINE_CHUNK_SIZE
+      category    : TOPO
+      type        : int
+      default     : 131072
+      class       : none
+      verbosity   : MPI_T_VERBOSITY_USER_BASIC
+      scope       : MPI_T_SCOPE_ALL_EQ
+      description : >-
+        Bytes per pipeline round of the topo_pipeline/topo_multileader
+        algorithms: the size of each of the two shared-memory slots of a
+        communicator's node segment and of each network chunk. Raised to at
+        least 64 bytes per process. Read when a communicator first uses the
+        engine; the segment (two slots plus 128 bytes per local process)
+        counts against MPIR_CVAR_COLL_SHM_LIMIT_PER_NODE.
+
+    - name        : MPIR_CVAR_TOPO_CMA_THRESHOLD
+      category    : TOPO
+      type        : int
+      default     : 32768
+      class       : none
+      verbosity   : MPI_T_VERBOSITY_USER_BASIC
+      scope       : MPI_T_SCOPE_ALL_EQ
+      description : >-
+        Per-process message size in bytes from which the topo_pipeline
+        algorithms copy between local processes with one kernel-assisted
+        copy (Linux CMA, process_vm_readv) instead of through the node
+        segment. -1 disables CMA. Where the kernel refuses CMA (ptrace
+        restrictions, containers), the segment is used at every size.
+
+    - name        : MPIR_CVAR_TOPO_SPINS_BEFORE_YIELD
+      category    : TOPO
+      type        : int
+      default     : -1
+      class       : none
+      verbosity   : MPI_T_VERBOSITY_USER_BASIC
+      scope       : MPI_T_SCOPE_ALL_EQ
+      description : >-
+        How many times the engine's waiting loops poll before each
+        sched_yield. -1 (default): 0 when the node runs more processes than
+        it has cores, 256 otherwise.
+
+=== END_MPI_T_CVAR_INFO_BLOCK ===
+*/
+
+int MPIDI_Topo_cma_threshold(void)
+{
+    return MPIR_CVAR_TOPO_CMA_THRESHOLD;
+}
+
+/* ---- waiting ---------------------------------------------------------- */
+
+void MPIDI_Topo_pause(MPIDI_Topo_engine_t * e, int *spins)
+{
+    if (++*spins > e->spins_before_yield) {
+        *spins = 0;
+        MPID_Progress_test(NULL);
+        sched_yield();
+    } else if ((*spins & 63) == 0) {
+        MPID_Progress_test(NULL);
+    }
+}
+
+void MPIDI_Topo_wait_all(MPIDI_Topo_engine_t * e, size_t field_offset, int lo, int hi,
+                         uint64_t value)
+{
+    for (int i = lo; i < hi; i++) {
+        MPL_atomic_uint64_t *c = (MPL_atomic_uint64_t *) ((char *) MPIDI_TOPO_CTRL(e, i) +
+                                                          field_offset);
+        MPIDI_TOPO_WAIT_GE(e, c, value);
+    }
+}
+
+int MPIDI_Topo_waitall(MPIDI_Topo_engine_t * e, int n, MPIR_Request ** reqs,
+                       MPIR_Errflag_t * errflag)
+{
+    int mpi_errno = MPI_SUCCESS, mpi_errno_ret = MPI_SUCCESS;
+
+    for (int i = 0; i < n; i++) {
+        int spins = 0;
+        MPIR_Request *req = reqs[i];
+        if (req == NULL)
+            continue;
+        while (!MPIR_Request_is_complete(req))
+            MPIDI_Topo_pause(e, &spins);
+        if (req->kind == MPIR_REQUEST_KIND__RECV)
+            MPIR_Process_status(&req->status, errflag);
+        mpi_errno = req->status.MPI_ERROR;
+        MPIDI_TOPO_COLL_ERR(mpi_errno, mpi_errno_ret, errflag);
+        MPIR_Request_free(req);
+        reqs[i] = NULL;
+    }
+    return mpi_errno_ret;
+}
+
+/* ---- kernel-assisted copies ------------------------------------------- */
+
+int MPIDI_Topo_cma_read(MPIDI_Topo_engine_t * e, int local, void *buf, uint64_t raddr,
+                        size_t len)
+{
+    int mpi_errno = MPI_SUCCESS;
+    pid_t pid = (pid_t) MPIDI_TOPO_CTRL(e, local)->pid;
+
+    while (len > 0) {
+        struct iovec l = { buf, len }, r = { (void *) (uintptr_t) raddr, len };
+        ssize_t got = process_vm_readv(pid, &l, 1, &r, 1, 0);
+        if (got <= 0) {
+            if (got < 0 && errno == EINTR)
+                continue;
+            MPIR_ERR_SETANDJUMP2(mpi_errno, MPI_ERR_OTHER, "**topo_cma", "**topo_cma %d %s",
+                                 (int) pid, strerror(errno));
+        }
+        buf = (char *) buf + got;
+        raddr += got;
+        len -= got;
+    }
+  fn_exit:
+    return mpi_errno;
+  fn_fail:
+    goto fn_exit;
+}
+
+/* ---- typed buffers ---------------------------------------------------- */
+
+void MPIDI_Topo_tbuf_init(MPIDI_Topo_tbuf_t * t, const void *buf, MPI_Aint count,
+                          MPI_Datatype dt)
+{
+    MPI_Aint extent, size, true_lb, true_extent;
+    int contig;
+
+    t->buf = (char *) buf;
+    t->count = count;
+    t->dt = dt;
+    MPIR_Datatype_is_contig(dt, &contig);
+    MPIR_Datatype_get_extent_macro(dt, extent);
+    MPIR_Datatype_get_size_macro(dt, size);
+    MPIR_Type_get_true_extent_impl(dt, &true_lb, &true_extent);
+    t->contig = contig && (count <= 1 || extent == size);
+    t->lb = true_lb;
+}
+
+int MPIDI_Topo_tbuf_pack(const MPIDI_Topo_tbuf_t * t, MPI_Aint off, void *out, MPI_Aint len)
+{
+    MPI_Aint actual;
+
+    if (len == 0)
+        return MPI_SUCCESS;
+    if (t->contig) {
+        memcpy(out, t->buf + t->lb + off, len);
+        return MPI_SUCCESS;
+    }
+    return MPIR_Typerep_pack(t->buf, t->count, t->dt, off, out, len, &actual);
+}
+
+int MPIDI_Topo_tbuf_unpack(const MPIDI_Topo_tbuf_t * t, MPI_Aint off, const void *in,
+                           MPI_Aint len)
+{
+    MPI_Aint actual;
+
+    if (len == 0)
+        return MPI_SUCCESS;
+    if (t->contig) {
+        memcpy(t->buf + t->lb + off, in, len);
+        return MPI_SUCCESS;
+    }
+    return MPIR_Typerep_unpack(in, len, t->buf, t->count, t->dt, off, &actual);
+}
+
+/* ---- setup and teardown ----------------------------------------------- */
+
+extern MPL_atomic_uint64_t *MPIDI_POSIX_shm_limit_counter;
+
+static void engine_free(void *ptr)
+{
+    MPIDI_Topo_engine_t *e = ptr;
+
+    if (e->seg)
+        MPIDU_shm_free(e->seg);
+    if (e->budget && MPIDI_POSIX_shm_limit_counter)
+        MPL_atomic_fetch_sub_uint64(MPIDI_POSIX_shm_limit_counter, e->budget);
+    if (e->leader_comm)
+        MPIR_Comm_free_impl(e->leader_comm);
+    if (e->node_comm)
+        MPIR_Comm_free_impl(e->node_comm);
+    MPL_free(e->leader_local);
+    MPL_free(e->group_lo);
+    MPL_free(e);
+}
+
+static int mark_internal(MPIR_Comm * comm)
+{
+    MPIR_Topo_comm_t *t = MPIR_Topo_comm_struct(comm);
+    if (t == NULL)
+        return MPI_ERR_NO_MEM;
+    t->internal = 1;
+    return MPI_SUCCESS;
+}
+
+/* Can this process read its right neighbour's memory with CMA? */
+static int probe_cma(MPIDI_Topo_engine_t * e, MPIR_Errflag_t * errflag)
+{
+    int mpi_errno = MPI_SUCCESS;
+    volatile uint64_t magic = 0x746f706f636d6121ULL ^ (uint64_t) getpid();
+    uint64_t got = 0;
+    int ok = 1, all_ok = 0;
+    int right = (e->local_rank + 1) % e->local_size;
+    MPIDI_Topo_ctrl_t *me = MPIDI_TOPO_CTRL(e, e->local_rank);
+
+#if defined(PR_SET_PTRACER) && defined(PR_SET_PTRACER_ANY)
+    /* Yama (ptrace_scope 1) allows CMA only from a declared tracer; the
+     * readers are our sibling processes */
+    prctl(PR_SET_PTRACER, PR_SET_PTRACER_ANY, 0, 0, 0);
+#endif
+    me->addr = (uint64_t) (uintptr_t) & magic;
+    mpi_errno = MPIR_Barrier_impl(e->node_comm, errflag);
+    MPIR_ERR_CHECK(mpi_errno);
+    {
+        MPIDI_Topo_ctrl_t *rc = MPIDI_TOPO_CTRL(e, right);
+        struct iovec l = { &got, sizeof(got) }, r = { (void *) (uintptr_t) rc->addr, sizeof(got) };
+        if (process_vm_readv((pid_t) rc->pid, &l, 1, &r, 1, 0) != (ssize_t) sizeof(got) ||
+            got != (0x746f706f636d6121ULL ^ rc->pid))
+            ok = 0;
+    }
+    /* keeps magic alive until the left neighbour has read it */
+    mpi_errno = MPIR_Allreduce_impl(&ok, &all_ok, 1, MPI_INT, MPI_MIN, e->node_comm, errflag);
+    MPIR_ERR_CHECK(mpi_errno);
+    e->cma = all_ok;
+  fn_exit:
+    return mpi_errno;
+  fn_fail:
+    goto fn_exit;
+}
+
+static int engine_setup(MPIR_Comm * comm, MPIR_Topo_comm_t * topo, MPIDI_Topo_engine_t * e,
+                        MPIR_Errflag_t * errflag)
+{
+    int mpi_errno = MPI_SUCCESS;
+    MPIR_Topo_layout_t *l;
+    int rank = comm->rank, pos, k, fail = 0, any_fail = 0;
+    bool map_fail = false;
+    long ncpus;
+    size_t ctrl_bytes, pg = (size_t) sysconf(_SC_PAGESIZE);
+
+    mpi_errno = MPIR_Topo_comm_get_layout(comm, topo, MPIR_CVAR_TOPO_LEADERS_PER_NODE);
+    MPIR_ERR_CHECK(mpi_errno);
+    l = e->layout = topo->layout;
+    k = e->k = l->k;
+    e->nnodes = l->nnodes;
+    e->node = l->node[rank];
+    pos = l->pos[rank];
+    e->local_rank = pos - l->node_start[e->node];
+    e->local_size = l->node_start[e->node + 1] - l->node_start[e->node];
+    for (int x = 0; x < e->nnodes; x++)
+        e->max_local_size = MPL_MAX(e->max_local_size, l->node_start[x + 1] - l->node_start[x]);
+    e->leader_local = MPL_malloc(k * sizeof(int), MPL_MEM_COLL);
+    e->group_lo = MPL_malloc((k + 1) * sizeof(int), MPL_MEM_COLL);
+    MPIR_ERR_CHKANDJUMP(!e->leader_local || !e->group_lo, mpi_errno, MPI_ERR_OTHER, "**nomem");
+    for (int g = 0; g <= k; g++)
+        e->group_lo[g] = l->group_start[e->node * k + g] - l->node_start[e->node];
+    for (int g = 0; g < k; g++) {
+        e->leader_local[g] = l->pos[l->leader[e->node * k + g]] - l->node_start[e->node];
+        if (e->local_rank >= e->group_lo[g] && e->local_rank < e->group_lo[g + 1])
+            e->group = g;
+    }
+    e->is_leader = (e->leader_local[e->group] == e->local_rank);
+
+    /* sub-communicators; the splits run collectives on comm, which is
+     * marked busy so that our algorithms step aside meanwhile */
+    mpi_errno = MPIR_Comm_split_impl(comm, e->node, pos, &e->node_comm);
+    MPIR_ERR_CHECK(mpi_errno);
+    mpi_errno = mark_internal(e->node_comm);
+    MPIR_ERR_CHECK(mpi_errno);
+    MPIR_Assert(e->node_comm->rank == e->local_rank);
+    if (e->nnodes > 1) {
+        mpi_errno = MPIR_Comm_split_impl(comm, e->is_leader ? e->group : MPI_UNDEFINED,
+                                         e->node, &e->leader_comm);
+        MPIR_ERR_CHECK(mpi_errno);
+        if (e->leader_comm) {
+            mpi_errno = mark_internal(e->leader_comm);
+            MPIR_ERR_CHECK(mpi_errno);
+            MPIR_Assert(e->leader_comm->rank == e->node &&
+                        e->leader_comm->local_size == e->nnodes);
+        }
+    }
+
+    /* the node segment, within the node's collective shared-memory budget */
+    e->slot_size = MPIR_CVAR_TOPO_PIPELINE_CHUNK_SIZE > 0 ? MPIR_CVAR_TOPO_PIPELINE_CHUNK_SIZE : 0;
+    if (e->slot_size < (size_t) comm->local_size * 64)
+        e->slot_size = (size_t) comm->local_size * 64;
+    e->slot_size = (e->slot_size + 63) & ~(size_t) 63;
+    ctrl_bytes = ((size_t) e->local_size * MPIDI_TOPO_CTRL_SIZE + pg - 1) / pg * pg;
+    e->seg_size = ctrl_bytes + MPIDI_TOPO_NSLOTS * e->slot_size;
+    if (e->local_rank == 0) {
+        uint64_t used = MPIDI_POSIX_shm_limit_counter ?
+            MPL_atomic_fetch_add_uint64(MPIDI_POSIX_shm_limit_counter, e->seg_size) : 0;
+        e->budget = MPIDI_POSIX_shm_limit_counter ? e->seg_size : 0;
+        if (used + e->seg_size > (uint64_t) MPIR_CVAR_COLL_SHM_LIMIT_PER_NODE * 1024)
+            fail = 1;
+    }
+    mpi_errno = MPIR_Bcast_impl(&fail, 1, MPI_INT, 0, e->node_comm, errflag);
+    MPIR_ERR_CHECK(mpi_errno);
+    if (!fail) {
+        mpi_errno = MPIDU_shm_alloc(e->node_comm, e->seg_size, &e->seg, &map_fail);
+        MPIR_ERR_CHECK(mpi_errno);
+        if (map_fail) {
+            e->seg = NULL;
+            fail = 2;
+        }
+    }
+    /* every member must take the same decision */
+    mpi_errno = MPIR_Allreduce_impl(&fail, &any_fail, 1, MPI_INT, MPI_MAX, comm, errflag);
+    MPIR_ERR_CHECK(mpi_errno);
+    if (any_fail) {
+        if (e->budget) {
+            MPL_atomic_fetch_sub_uint64(MPIDI_POSIX_shm_limit_counter, e->budget);
+            e->budget = 0;
+        }
+        e->why_not = any_fail == 1 ?
+            "its node segment would exceed MPIR_CVAR_COLL_SHM_LIMIT_PER_NODE" :
+            "the node shared-memory segment could not be created";
+        goto fn_exit;
+    }
+    e->ctrl_base = e->seg;
+    e->data = (char *) e->seg + ctrl_bytes;
+    MPIDI_TOPO_CTRL(e, e->local_rank)->pid = (uint64_t) getpid();
+
+    ncpus = sysconf(_SC_NPROCESSORS_ONLN);
+    if (MPIR_CVAR_TOPO_SPINS_BEFORE_YIELD >= 0)
+        e->spins_before_yield = MPIR_CVAR_TOPO_SPINS_BEFORE_YIELD;
+    else
+        e->spins_before_yield = (ncpus > 0 && MPIR_Process.local_size > ncpus) ||
+            (MPIR_CVAR_NUM_CLIQUES > 1 && ncpus > 0 && MPIR_Process.size > ncpus) ? 0 : 256;
+
+    /* publishes pids and zeroed counters before anyone reads them */
+    if (e->local_size > 1 && MPIR_CVAR_TOPO_CMA_THRESHOLD >= 0) {
+        mpi_errno = probe_cma(e, errflag);
+        MPIR_ERR_CHECK(mpi_errno);
+    } else {
+        mpi_errno = MPIR_Barrier_impl(e->node_comm, errflag);
+        MPIR_ERR_CHECK(mpi_errno);
+    }
+    {
+        /* CMA only if it works on every node: the choice changes no message
+         * between nodes, but keep the behaviour uniform and predictable */
+        int cma = e->cma, all_cma = 0;
+        if (e->local_size == 1)
+            cma = 1;
+        mpi_errno = MPIR_Allreduce_impl(&cma, &all_cma, 1, MPI_INT, MPI_MIN, comm, errflag);
+        MPIR_ERR_CHECK(mpi_errno);
+        e->cma = all_cma && MPIR_CVAR_TOPO_CMA_THRESHOLD >= 0;
+    }
+
+  fn_exit:
+    return mpi_errno;
+  fn_fail:
+    goto fn_exit;
+}
+
+int MPIDI_Topo_engine_get(MPIR_Comm * comm, MPIDI_Topo_engine_t ** e_out,
+                          MPIR_Errflag_t * errflag)
+{
+    int mpi_errno = MPI_SUCCESS;
+    MPIR_Topo_comm_t *topo;
+    MPIDI_Topo_engine_t *e;
+
+    if (comm->topo && comm->topo->engine) {
+        *e_out = comm->topo->engine;
+        return MPI_SUCCESS;
+    }
+
+    topo = MPIR_Topo_comm_struct(comm);
+    MPIR_ERR_CHKANDJUMP(topo == NULL, mpi_errno, MPI_ERR_OTHER, "**nomem");
+    topo->busy = 1;
+    mpi_errno = MPIR_Topo_comm_get(comm, &topo, errflag);
+    if (mpi_errno) {
+        topo->busy = 0;
+        MPIR_ERR_CHECK(mpi_errno);
+    }
+
+    e = MPL_calloc(1, sizeof(*e), MPL_MEM_COLL);
+    if (e == NULL) {
+        topo->busy = 0;
+        MPIR_ERR_SETANDJUMP(mpi_errno, MPI_ERR_OTHER, "**nomem");
+    }
+    topo->engine = e;
+    topo->engine_free = engine_free;
+    mpi_errno = engine_setup(comm, topo, e, errflag);
+    topo->busy = 0;
+    if (mpi_errno) {
+        /* a failed setup is not retried: the same error would follow */
+        e->why_not = "setting up the engine failed";
+        MPIR_ERR_CHECK(mpi_errno);
+    }
+    if (e->why_not && e->seg) {
+        MPIDU_shm_free(e->seg);
+        e->seg = NULL;
+    }
+    *e_out = e;
+
+  fn_exit:
+    return mpi_errno;
+  fn_fail:
+    goto fn_exit;
+}

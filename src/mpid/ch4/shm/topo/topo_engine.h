@@ -1,0 +1,130 @@
+/*
+ * Copyright (C) by the mpich-topo authors. See COPYRIGHT in top-level directory.
+ */
+
+#ifndef TOPO_ENGINE_H_INCLUDED
+#define TOPO_ENGINE_H_INCLUDED
+
+#include "mpiimpl.h"
+#include "topo.h"
+#include "topo_engine_api.h"
+
+/* Shared-memory + network pipeline engine.
+ *
+ * Per communicator (set up on first use, cached in comm->topo->engine):
+ *  - node_comm: this node's members, ranked in node-major order (see
+ *    MPIR_Topo_layout_t), so local index = position - node_start;
+ *  - leader_comm: for each of the k groups of a node, its leader joins the
+ *    leaders of the same group on the other nodes (ranked by node index);
+ *  - a node segment: one control block per local process, then nslots data
+ *    slots that successive pipeline rounds use in turn.
+ *
+ * Synchronisation is by monotonic counters in the control blocks, each
+ * written by its owner only.  Rounds are numbered per communicator; every
+ * call consumes the same number of rounds on all members, so counters from
+ * earlier calls are always below the current round.  A slot is reused by
+ * round r once every local process has set done >= r - nslots. */
+
+#define MPIDI_TOPO_CTRL_SIZE 128        /* two cache lines per process */
+#define MPIDI_TOPO_NSLOTS 2
+/* progress counters carry (round, step) as round << 20 | step */
+#define MPIDI_TOPO_STEP_BITS 20
+#define MPIDI_TOPO_PROG(r, s) (((uint64_t) (r) << MPIDI_TOPO_STEP_BITS) | (uint64_t) (s))
+
+typedef struct {
+    MPL_atomic_uint64_t arrive; /* round whose input this process has made visible */
+    MPL_atomic_uint64_t done;   /* round this process has finished reading */
+    MPL_atomic_uint64_t avail;  /* leaders: network progress, MPIDI_TOPO_PROG */
+    MPL_atomic_uint64_t reduced;        /* allreduce: round whose slice is reduced */
+    uint64_t pid;               /* for process_vm_readv */
+    uint64_t addr;              /* direct mode: address of this process' buffer */
+    uint64_t addr2;             /* direct mode: address of its contribution */
+} MPIDI_Topo_ctrl_t;
+
+typedef struct MPIDI_Topo_engine {
+    const char *why_not;        /* non-NULL: the engine cannot run on this comm */
+    MPIR_Topo_layout_t *layout; /* owned by comm->topo */
+    MPIR_Comm *node_comm;
+    MPIR_Comm *leader_comm;     /* NULL unless this process leads a group */
+    int nnodes, node;           /* node count, this process' node index */
+    int k, group;               /* groups per node, this process' group */
+    int local_size, local_rank;
+    int max_local_size;         /* largest node of the communicator */
+    int is_leader;
+    int *leader_local;          /* k entries: local index of each group's leader */
+    int *group_lo;              /* k+1 entries: local index range of each group */
+
+    void *seg;
+    size_t seg_size;
+    size_t budget;              /* bytes reserved in the node budget (local rank 0) */
+    char *ctrl_base;
+    char *data;
+    size_t slot_size;
+    uint64_t round;
+
+    int cma;                    /* process_vm_readv works between local processes */
+    int spins_before_yield;
+} MPIDI_Topo_engine_t;
+
+#define MPIDI_TOPO_CTRL(e, i) ((MPIDI_Topo_ctrl_t *) ((e)->ctrl_base + (size_t) (i) * MPIDI_TOPO_CTRL_SIZE))
+#define MPIDI_TOPO_SLOT(e, r) ((e)->data + ((r) % MPIDI_TOPO_NSLOTS) * (e)->slot_size)
+
+/* Collective on comm the first time.  On return *e is set; (*e)->why_not
+ * says why the engine cannot run (the same on all members). */
+int MPIDI_Topo_engine_get(MPIR_Comm * comm, MPIDI_Topo_engine_t ** e, MPIR_Errflag_t * errflag);
+
+/* One step of a waiting loop: spin a while, then let the netmod progress and
+ * give the processor away, so oversubscribed runs do not starve the process
+ * being waited for. */
+void MPIDI_Topo_pause(MPIDI_Topo_engine_t * e, int *spins);
+
+#define MPIDI_TOPO_WAIT_GE(e, counter, value) do {                              \
+        int spins_ = 0;                                                         \
+        while (MPL_atomic_acquire_load_uint64(counter) < (uint64_t) (value))    \
+            MPIDI_Topo_pause(e, &spins_);                                       \
+    } while (0)
+
+/* Wait until every local process in [lo, hi) has field >= value. */
+void MPIDI_Topo_wait_all(MPIDI_Topo_engine_t * e, size_t field_offset, int lo, int hi,
+                         uint64_t value);
+#define MPIDI_TOPO_WAIT_ALL(e, field, lo, hi, value) \
+    MPIDI_Topo_wait_all(e, offsetof(MPIDI_Topo_ctrl_t, field), lo, hi, value)
+
+/* Complete requests with the same waiting loop; frees them, records errors
+ * in errflag as MPIC_Waitall does. */
+int MPIDI_Topo_waitall(MPIDI_Topo_engine_t * e, int n, MPIR_Request ** reqs,
+                       MPIR_Errflag_t * errflag);
+
+/* Read len bytes at raddr in local process `local` into buf (CMA). */
+int MPIDI_Topo_cma_read(MPIDI_Topo_engine_t * e, int local, void *buf, uint64_t raddr,
+                        size_t len);
+
+/* A typed buffer as a stream of bytes: pack/unpack a byte range. */
+typedef struct {
+    char *buf;
+    MPI_Aint count;
+    MPI_Datatype dt;
+    int contig;                 /* bytes are at buf + lb, in order */
+    MPI_Aint lb;
+} MPIDI_Topo_tbuf_t;
+
+void MPIDI_Topo_tbuf_init(MPIDI_Topo_tbuf_t * t, const void *buf, MPI_Aint count,
+                          MPI_Datatype dt);
+int MPIDI_Topo_tbuf_pack(const MPIDI_Topo_tbuf_t * t, MPI_Aint off, void *out, MPI_Aint len);
+int MPIDI_Topo_tbuf_unpack(const MPIDI_Topo_tbuf_t * t, MPI_Aint off, const void *in,
+                           MPI_Aint len);
+
+/* Accumulate the first communication error of a collective. */
+#define MPIDI_TOPO_COLL_ERR(mpi_errno, mpi_errno_ret, errflag) do {             \
+        if (mpi_errno) {                                                        \
+            *(errflag) = MPIX_ERR_PROC_FAILED == MPIR_ERR_GET_CLASS(mpi_errno) ? \
+                MPIR_ERR_PROC_FAILED : MPIR_ERR_OTHER;                          \
+            MPIR_ERR_SET(mpi_errno, *errflag, "**fail");                      \
+            MPIR_ERR_ADD(mpi_errno_ret, mpi_errno);                             \
+            mpi_errno = MPI_SUCCESS;                                            \
+        }                                                                       \
+    } while (0)
+
+extern int MPIDI_Topo_cma_threshold(void);
+
+#endif /* TOPO_ENGINE_H_INCLUDED */

@@ -164,9 +164,9 @@ gen_testlist() {    # device
     echo "allred4 4 $arps $c2"
     echo "allred6 4 $arps $c2 $lead2"
     if [ -f "$top/test/mpi/coll/topo_allreduce.c" ]; then
-        echo "topo_allreduce 4 $arp $c2 $bind"
+        echo "topo_allreduce 4 $arp $c2 $bind arg=-noncommutative=0"
         echo "topo_allreduce 5 env=MPIR_CVAR_ALLREDUCE_INTRA_ALGORITHM=topo_pipeline env=MPIR_CVAR_COLLECTIVE_FALLBACK=silent $c3b $chunk"
-        echo "topo_allreduce 4 $arp $bind $fake2pkg"
+        echo "topo_allreduce 4 $arp $bind $fake2pkg arg=-noncommutative=0"
     fi
     if [ -f "$top/test/mpi/coll/topo_stress.c" ]; then
         echo "topo_stress 4 $agp $bcp $arp $c2 $bind"

@@ -1,0 +1,607 @@
+/*
+ * Copyright (C) by the mpich-topo authors. See COPYRIGHT in top-level directory.
+ */
+
+/* Allreduce with the predefined ops on the predefined C types, commutative
+ * user ops on element sizes that do not divide a chunk (8 and 6 bytes), and
+ * a non-commutative user op whose result must be the rank-ordered product.
+ * Counts go from 0 to 3 MiB, so that a pipelined, chunked shared-memory
+ * allreduce sees fewer elements than processes, a partial last chunk and
+ * many chunks. Runs on communicators whose rank order does not follow the
+ * placement. Meant to be run with
+ * MPIR_CVAR_ALLREDUCE_INTRA_ALGORITHM=topo_pipeline (with cliques, several
+ * leaders per node and small chunk sizes); any algorithm must pass it. An
+ * algorithm that cannot reduce in rank order falls back for the
+ * non-commutative op; with MPIR_CVAR_COLLECTIVE_FALLBACK=error, run with
+ * -noncommutative=0 to leave that op out.
+ *
+ * All data is integer-valued (halves for float MAX) and bounded so that no
+ * signed type overflows and every float sum is exact: each result is then
+ * independent of the order in which a commutative op is applied, and is
+ * checked for equality. */
+
+#include "mpi.h"
+#include "mpitest.h"
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int errs = 0;
+static const char *comm_name = "";     /* for messages: the communicator being tested */
+static int with_noncommutative = 1;     /* -noncommutative=0 leaves that op out */
+
+#define GUARD 0xa5      /* byte pattern just past the end of every receive buffer */
+
+static void report(MPI_Comm comm, const char *what, const char *op, MPI_Aint count,
+                   int inplace, MPI_Aint at, const char *got, const char *expect)
+{
+    int rank;
+    MPI_Comm_rank(comm, &rank);
+    if (errs < 10)
+        fprintf(stderr, "[%d] %s: %s %s count %ld%s: element %ld is %s, expected %s\n", rank,
+                comm_name, what, op, (long) count, inplace ? " in-place" : "", (long) at, got,
+                expect);
+    errs++;
+}
+
+static int guard_intact(const void *p, size_t n)
+{
+    const unsigned char *b = p;
+    for (size_t k = 0; k < n; k++)
+        if (b[k] != GUARD)
+            return 0;
+    return 1;
+}
+
+/* splitmix64's finaliser: cheap, well mixed, the same on every process */
+static unsigned long long mix(unsigned long long x)
+{
+    x += 0x9e3779b97f4a7c15ULL;
+    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+    return x ^ (x >> 31);
+}
+
+/* the random bits that rank contributes at element i */
+static unsigned long long rnd(int rank, MPI_Aint i, int salt)
+{
+    return mix(mix(((unsigned long long) salt << 32) + (unsigned) rank) + (unsigned long long) i);
+}
+
+enum { OP_SUM, OP_PROD, OP_MAX, OP_MIN, OP_BAND, OP_BOR, OP_BXOR, OP_LAND, OP_LOR, NUM_OPS };
+static const char *op_name[NUM_OPS] =
+    { "SUM", "PROD", "MAX", "MIN", "BAND", "BOR", "BXOR", "LAND", "LOR" };
+
+static MPI_Op op_handle(int opi)
+{
+    switch (opi) {
+        case OP_SUM:
+            return MPI_SUM;
+        case OP_PROD:
+            return MPI_PROD;
+        case OP_MAX:
+            return MPI_MAX;
+        case OP_MIN:
+            return MPI_MIN;
+        case OP_BAND:
+            return MPI_BAND;
+        case OP_BOR:
+            return MPI_BOR;
+        case OP_BXOR:
+            return MPI_BXOR;
+        case OP_LAND:
+            return MPI_LAND;
+        default:
+            return MPI_LOR;
+    }
+}
+
+/* Values for the integer types, per op:
+ * - SUM: signed types get |v| <= TMAX / (size + 1), so the sum cannot
+ *   overflow; unsigned types get any value, their sum wraps as C defines.
+ * - PROD: mostly 1, one rank contributes 2 and another 3, signed types flip
+ *   the sign on about a quarter of the ranks, and some elements have a 0:
+ *   products stay within +-6 whatever the type and the process count.
+ * - MAX, MIN, BXOR: any bit pattern. BAND gets mostly ones and BOR mostly
+ *   zeros, so that their results are not all 0 or all 1 bits.
+ * - LAND: mostly non-zero; LOR: mostly zero. Only the truth of the result is
+ *   checked, since MPI does not say which non-zero value a logical op gives. */
+#define DEFINE_INT_TYPE(NAME, T, IS_SIGNED, TMAX, PT, FMT)                      \
+static T NAME##_value(int opi, int rank, int size, MPI_Aint i, int salt)        \
+{                                                                               \
+    unsigned long long h = rnd(rank, i, salt);                                  \
+    T v;                                                                        \
+    switch (opi) {                                                              \
+        case OP_SUM:                                                            \
+            if (IS_SIGNED) {                                                    \
+                unsigned long long b = (unsigned long long) (TMAX) / (size + 1); \
+                return (T) ((long long) (h % (2 * b + 1)) - (long long) b);     \
+            }                                                                   \
+            break;                                                              \
+        case OP_PROD: {                                                         \
+            int two = (int) (mix(i + salt) % size), three = (two + 1) % size;   \
+            v = 1;                                                              \
+            if (rank == two)                                                    \
+                v = 2;                                                          \
+            else if (rank == three)                                             \
+                v = 3;                                                          \
+            if (IS_SIGNED && (h & 3) == 0)                                      \
+                v = (T) (0 - v);                                                \
+            if (i % 101 == 17 && rank == size / 2)                              \
+                v = 0;                                                          \
+            return v;                                                           \
+        }                                                                       \
+        case OP_BAND:                                                           \
+            h |= mix(h);                                                        \
+            break;                                                              \
+        case OP_BOR:                                                            \
+            h &= mix(h);                                                        \
+            break;                                                              \
+        case OP_LAND:                                                           \
+            return (T) (h % (size + 1) == 0 ? 0 : 1 + (h >> 32) % 100);         \
+        case OP_LOR:                                                            \
+            return (T) (h % (size + 1) == 0 ? 1 + (h >> 32) % 100 : 0);         \
+    }                                                                           \
+    memcpy(&v, &h, sizeof(v));                                                  \
+    return v;                                                                   \
+}                                                                               \
+                                                                                \
+/* a is the value of the lower ranks */                                         \
+static T NAME##_apply(int opi, T a, T b)                                        \
+{                                                                               \
+    switch (opi) {                                                              \
+        case OP_SUM:                                                            \
+            return (T) (a + b);                                                 \
+        case OP_PROD:                                                           \
+            return (T) (a * b);                                                 \
+        case OP_MAX:                                                            \
+            return a > b ? a : b;                                               \
+        case OP_MIN:                                                            \
+            return a < b ? a : b;                                               \
+        case OP_BAND:                                                           \
+            return (T) (a & b);                                                 \
+        case OP_BOR:                                                            \
+            return (T) (a | b);                                                 \
+        case OP_BXOR:                                                           \
+            return (T) (a ^ b);                                                 \
+        case OP_LAND:                                                           \
+            return (T) (a && b);                                                \
+        default:                                                                \
+            return (T) (a || b);                                                \
+    }                                                                           \
+}                                                                               \
+DEFINE_CHECK(NAME, T, PT, FMT)
+
+/* Values for the floating types: SUM gets integers in [-1000, 1000] (exact
+ * sums for any order), MAX gets halves in [-500000, 500000]. */
+#define DEFINE_FLOAT_TYPE(NAME, T)                                              \
+static T NAME##_value(int opi, int rank, int size, MPI_Aint i, int salt)        \
+{                                                                               \
+    unsigned long long h = rnd(rank, i, salt);                                  \
+    (void) size;                                                                \
+    if (opi == OP_SUM)                                                          \
+        return (T) ((long long) (h % 2001) - 1000);                             \
+    return (T) ((long long) (h % 2000001) - 1000000) / 2;                       \
+}                                                                               \
+                                                                                \
+static T NAME##_apply(int opi, T a, T b)                                        \
+{                                                                               \
+    if (opi == OP_SUM)                                                          \
+        return a + b;                                                           \
+    return a > b ? a : b;                                                       \
+}                                                                               \
+DEFINE_CHECK(NAME, T, long double, "%.1Lf")
+
+/* One MPI_Allreduce of count elements with op opi, in place or not, then:
+ * every element against the rank-ordered reduction computed here, the send
+ * buffer unchanged and nothing written past the end of the receive buffer. */
+#define DEFINE_CHECK(NAME, T, PT, FMT)                                          \
+static void NAME##_check(MPI_Comm comm, MPI_Datatype dt, int opi, MPI_Aint count, \
+                         int inplace, int salt)                                 \
+{                                                                               \
+    int rank, size;                                                             \
+    char got[64], expect[64];                                                      \
+    MPI_Comm_rank(comm, &rank);                                                 \
+    MPI_Comm_size(comm, &size);                                                 \
+    T *sbuf = malloc((count + 1) * sizeof(T));                                  \
+    T *rbuf = malloc((count + 1) * sizeof(T));                                  \
+    for (MPI_Aint i = 0; i < count; i++)                                        \
+        sbuf[i] = NAME##_value(opi, rank, size, i, salt);                       \
+    if (inplace)                                                                \
+        memcpy(rbuf, sbuf, count * sizeof(T));                                  \
+    else                                                                        \
+        memset(rbuf, 0x5a, count * sizeof(T));                                  \
+    memset(rbuf + count, GUARD, sizeof(T));                                     \
+    MPI_Allreduce(inplace ? MPI_IN_PLACE : sbuf, rbuf, (int) count, dt,         \
+                  op_handle(opi), comm);                                        \
+    for (MPI_Aint i = 0; i < count; i++) {                                      \
+        T e = NAME##_value(opi, 0, size, i, salt);                              \
+        for (int r = 1; r < size; r++)                                          \
+            e = NAME##_apply(opi, e, NAME##_value(opi, r, size, i, salt));      \
+        int bad = (opi == OP_LAND || opi == OP_LOR) ? (!rbuf[i] != !e) : (rbuf[i] != e); \
+        if (bad) {                                                              \
+            snprintf(got, sizeof(got), FMT, (PT) rbuf[i]);                      \
+            snprintf(expect, sizeof(expect), FMT, (PT) e);                           \
+            report(comm, #NAME, op_name[opi], count, inplace, i, got, expect);  \
+            break;                                                              \
+        }                                                                       \
+    }                                                                           \
+    if (!inplace)                                                               \
+        for (MPI_Aint i = 0; i < count; i++)                                    \
+            if (sbuf[i] != NAME##_value(opi, rank, size, i, salt)) {            \
+                report(comm, #NAME, op_name[opi], count, inplace, i,            \
+                       "changed", "send buffer left alone");                    \
+                break;                                                          \
+            }                                                                   \
+    if (!guard_intact(rbuf + count, sizeof(T)))                                 \
+        report(comm, #NAME, op_name[opi], count, inplace, count, "written",     \
+               "past the end left alone");                                      \
+    free(sbuf);                                                                 \
+    free(rbuf);                                                                 \
+}
+
+/* *INDENT-OFF* */
+DEFINE_INT_TYPE(int, int, 1, INT_MAX, long long, "%lld")
+DEFINE_INT_TYPE(unsigned, unsigned, 0, UINT_MAX, unsigned long long, "%llu")
+DEFINE_INT_TYPE(long, long, 1, LONG_MAX, long long, "%lld")
+DEFINE_INT_TYPE(long_long, long long, 1, LLONG_MAX, long long, "%lld")
+DEFINE_INT_TYPE(short, short, 1, SHRT_MAX, long long, "%lld")
+DEFINE_INT_TYPE(signed_char, signed char, 1, SCHAR_MAX, long long, "%lld")
+DEFINE_INT_TYPE(unsigned_char, unsigned char, 0, UCHAR_MAX, unsigned long long, "%llu")
+DEFINE_FLOAT_TYPE(float, float)
+DEFINE_FLOAT_TYPE(double, double)
+DEFINE_FLOAT_TYPE(long_double, long double)
+/* *INDENT-ON* */
+
+typedef void (*check_fn) (MPI_Comm, MPI_Datatype, int, MPI_Aint, int, int);
+
+struct ptype {
+    check_fn check;
+    MPI_Datatype dt;
+    int is_float;               /* only SUM and MAX */
+};
+
+#define NUM_PTYPES 10
+static struct ptype ptypes[NUM_PTYPES];
+
+static void init_ptypes(void)
+{
+    struct ptype t[NUM_PTYPES] = {
+        {int_check, MPI_INT, 0},
+        {unsigned_check, MPI_UNSIGNED, 0},
+        {long_check, MPI_LONG, 0},
+        {long_long_check, MPI_LONG_LONG, 0},
+        {short_check, MPI_SHORT, 0},
+        {signed_char_check, MPI_SIGNED_CHAR, 0},
+        {unsigned_char_check, MPI_UNSIGNED_CHAR, 0},
+        {float_check, MPI_FLOAT, 1},
+        {double_check, MPI_DOUBLE, 1},
+        {long_double_check, MPI_LONG_DOUBLE, 1},
+    };
+    memcpy(ptypes, t, sizeof(t));
+}
+
+/* ---- user-defined ops ----
+ * Each op checks that it is handed the datatype of the call: an algorithm
+ * that splits the buffer into chunks must still pass whole elements of the
+ * user's type, never bytes. */
+
+static MPI_Datatype op_expected_type;
+static int op_wrong_type = 0;
+
+/* commutative, 8-byte elements: field 0 summed, field 1 maxed (so swapped
+ * fields or halves of an element show) */
+typedef struct {
+    int sum, max;
+} pair_t;
+
+static void pair_fn(void *in, void *inout, int *len, MPI_Datatype * dt)
+{
+    const pair_t *a = in;
+    pair_t *b = inout;
+    if (*dt != op_expected_type)
+        op_wrong_type++;
+    for (int k = 0; k < *len; k++) {
+        b[k].sum += a[k].sum;
+        if (a[k].max > b[k].max)
+            b[k].max = a[k].max;
+    }
+}
+
+static void pair_value(void *elem, int rank, MPI_Aint i, int salt)
+{
+    unsigned long long h = rnd(rank, i, salt);
+    pair_t *p = elem;
+    p->sum = (int) (h % 2000001) - 1000000;
+    p->max = (int) ((h >> 32) % 2000000001u) - 1000000000;
+}
+
+/* commutative, 6-byte elements, which never divide a power-of-two chunk:
+ * wrapping sum, xor and max of unsigned shorts */
+static void triple_fn(void *in, void *inout, int *len, MPI_Datatype * dt)
+{
+    const unsigned short *a = in;
+    unsigned short *b = inout;
+    if (*dt != op_expected_type)
+        op_wrong_type++;
+    for (int k = 0; k < *len; k++) {
+        b[3 * k] = (unsigned short) (a[3 * k] + b[3 * k]);
+        b[3 * k + 1] ^= a[3 * k + 1];
+        if (a[3 * k + 2] > b[3 * k + 2])
+            b[3 * k + 2] = a[3 * k + 2];
+    }
+}
+
+static void triple_value(void *elem, int rank, MPI_Aint i, int salt)
+{
+    unsigned long long h = rnd(rank, i, salt);
+    unsigned short *t = elem;
+    t[0] = (unsigned short) h;
+    t[1] = (unsigned short) (h >> 16);
+    t[2] = (unsigned short) (h >> 32);
+}
+
+/* non-commutative: product of 2x2 matrices (row-major) of unsigned ints,
+ * modulo 2^32, which is associative but not commutative. in holds the
+ * lower ranks' product, so inout becomes in * inout. */
+static void matmul_fn(void *in, void *inout, int *len, MPI_Datatype * dt)
+{
+    const unsigned *a = in;
+    unsigned *b = inout;
+    if (*dt != op_expected_type)
+        op_wrong_type++;
+    for (int k = 0; k < *len; k++, a += 4, b += 4) {
+        unsigned c0 = a[0] * b[0] + a[1] * b[2];
+        unsigned c1 = a[0] * b[1] + a[1] * b[3];
+        unsigned c2 = a[2] * b[0] + a[3] * b[2];
+        unsigned c3 = a[2] * b[1] + a[3] * b[3];
+        b[0] = c0;
+        b[1] = c1;
+        b[2] = c2;
+        b[3] = c3;
+    }
+}
+
+static void matrix_value(void *elem, int rank, MPI_Aint i, int salt)
+{
+    unsigned long long h = rnd(rank, i, salt), g = mix(h);
+    unsigned *m = elem;
+    m[0] = (unsigned) h;
+    m[1] = (unsigned) (h >> 32);
+    m[2] = (unsigned) g;
+    m[3] = (unsigned) (g >> 32);
+}
+
+struct uop {
+    const char *name;
+    MPI_User_function *fn;
+    int commute;
+    int nbase;                  /* elements of base per element of the op */
+    MPI_Datatype base;
+    size_t esize;
+    void (*value) (void *elem, int rank, MPI_Aint i, int salt);
+    MPI_Datatype type;          /* created in init_uops */
+    MPI_Op op;
+};
+
+#define NUM_UOPS 3
+static struct uop uops[NUM_UOPS];
+
+static void init_uops(void)
+{
+    struct uop u[NUM_UOPS] = {
+        {"pair", pair_fn, 1, 2, MPI_INT, sizeof(pair_t), pair_value, MPI_DATATYPE_NULL, MPI_OP_NULL},
+        {"triple", triple_fn, 1, 3, MPI_UNSIGNED_SHORT, 3 * sizeof(unsigned short), triple_value,
+         MPI_DATATYPE_NULL, MPI_OP_NULL},
+        {"matrix", matmul_fn, 0, 4, MPI_UNSIGNED, 4 * sizeof(unsigned), matrix_value, MPI_DATATYPE_NULL,
+         MPI_OP_NULL},
+    };
+    for (int k = 0; k < NUM_UOPS; k++) {
+        MPI_Type_contiguous(u[k].nbase, u[k].base, &u[k].type);
+        MPI_Type_commit(&u[k].type);
+        MPI_Op_create(u[k].fn, u[k].commute, &u[k].op);
+    }
+    memcpy(uops, u, sizeof(u));
+}
+
+static void free_uops(void)
+{
+    for (int k = 0; k < NUM_UOPS; k++) {
+        MPI_Type_free(&uops[k].type);
+        MPI_Op_free(&uops[k].op);
+    }
+}
+
+static void hexdump(char *s, size_t n, const void *p, size_t len)
+{
+    const unsigned char *b = p;
+    s[0] = '\0';
+    for (size_t k = 0; k < len && 2 * k + 3 <= n; k++)
+        snprintf(s + 2 * k, n - 2 * k, "%02x", b[k]);
+}
+
+/* As DEFINE_CHECK, for a user op. The expected value folds the ranks'
+ * contributions in rank order with the op's own function; for the
+ * non-commutative op that order is what MPI requires of the result. */
+static void uop_check(MPI_Comm comm, const struct uop *u, MPI_Aint count, int inplace, int salt)
+{
+    int rank, size, one = 1;
+    char got[80], expect[80];
+    MPI_Datatype type = u->type;
+    size_t es = u->esize;
+    MPI_Comm_rank(comm, &rank);
+    MPI_Comm_size(comm, &size);
+    char *sbuf = malloc((count + 1) * es), *rbuf = malloc((count + 1) * es);
+    char *e = malloc(es), *v = malloc(es);
+    for (MPI_Aint i = 0; i < count; i++)
+        u->value(sbuf + i * es, rank, i, salt);
+    if (inplace)
+        memcpy(rbuf, sbuf, count * es);
+    else
+        memset(rbuf, 0x5a, count * es);
+    memset(rbuf + count * es, GUARD, es);
+    op_expected_type = u->type;
+    op_wrong_type = 0;
+    MPI_Allreduce(inplace ? MPI_IN_PLACE : sbuf, rbuf, (int) count, u->type, u->op, comm);
+    if (op_wrong_type)
+        report(comm, u->name, "user op", count, inplace, 0, "called with another datatype",
+               "the call's datatype");
+    for (MPI_Aint i = 0; i < count; i++) {
+        u->value(e, 0, i, salt);
+        for (int r = 1; r < size; r++) {
+            u->value(v, r, i, salt);
+            u->fn(e, v, &one, &type);   /* v = e op v */
+            memcpy(e, v, es);
+        }
+        if (memcmp(rbuf + i * es, e, es)) {
+            hexdump(got, sizeof(got), rbuf + i * es, es);
+            hexdump(expect, sizeof(expect), e, es);
+            report(comm, u->name, "user op", count, inplace, i, got, expect);
+            break;
+        }
+    }
+    if (!inplace)
+        for (MPI_Aint i = 0; i < count; i++) {
+            u->value(v, rank, i, salt);
+            if (memcmp(sbuf + i * es, v, es)) {
+                report(comm, u->name, "user op", count, inplace, i, "changed",
+                       "send buffer left alone");
+                break;
+            }
+        }
+    if (!guard_intact(rbuf + count * es, es))
+        report(comm, u->name, "user op", count, inplace, count, "written",
+               "past the end left alone");
+    free(sbuf);
+    free(rbuf);
+    free(e);
+    free(v);
+}
+
+/* Runs the checks on comm, the which-th communicator (0 is MPI_COMM_WORLD).
+ * The whole type x op matrix runs on world only; each other communicator
+ * takes two ops per type, in turn, and a share of the larger counts, so that
+ * every type and every user op meets a large count on some communicator
+ * while the program stays quick where processes share cores (a call then
+ * costs a scheduler time slice, and stock MPICH moves a large allreduce in
+ * many small shared-memory steps). */
+static void run_all(MPI_Comm comm, int which, int salt)
+{
+    const MPI_Aint counts[] = { 1, 7, 1000 };
+    const int ncounts = (int) (sizeof(counts) / sizeof(counts[0]));
+    const int int_ops[] = { OP_SUM, OP_PROD, OP_MAX, OP_MIN, OP_BAND, OP_BOR, OP_BXOR, OP_LAND,
+        OP_LOR
+    };
+    const int float_ops[] = { OP_SUM, OP_MAX };
+
+    for (int t = 0; t < NUM_PTYPES; t++) {
+        const int *ops = ptypes[t].is_float ? float_ops : int_ops;
+        int nops = ptypes[t].is_float ? 2 : NUM_OPS;
+
+        /* count 0: nothing to reduce, nothing may be written */
+        ptypes[t].check(comm, ptypes[t].dt, OP_SUM, 0, t & 1, salt + t);
+
+        /* in place or not alternates, so each type and op gets both */
+        for (int c = 0; c < ncounts; c++)
+            for (int k = 0; k < nops; k++) {
+                if (which > 0 && k != (2 * which + t) % nops && k != (2 * which + t + 1) % nops)
+                    continue;
+                ptypes[t].check(comm, ptypes[t].dt, ops[k], counts[c], (c + k + t) & 1,
+                                salt + 97 * c + 13 * t + k);
+            }
+
+        /* 65537 elements: many chunks and a partial last one; two types per
+         * communicator */
+        if (t % 5 == which)
+            ptypes[t].check(comm, ptypes[t].dt, ops[(t + which) % nops], 65537, t & 1,
+                            salt + 50 + t);
+    }
+
+    for (int k = 0; k < NUM_UOPS; k++) {
+        if (!uops[k].commute && !with_noncommutative)
+            continue;
+        uop_check(comm, &uops[k], 0, k & 1, salt + 60 + k);
+        for (int c = 0; c < ncounts; c++) {
+            uop_check(comm, &uops[k], counts[c], 0, salt + 31 * c + k);
+            uop_check(comm, &uops[k], counts[c], 1, salt + 37 * c + k);
+        }
+        /* the non-commutative op on the reversed communicator among them */
+        if (k == which % NUM_UOPS)
+            uop_check(comm, &uops[k], 65537, which & 1, salt + 70 + k);
+    }
+
+    if (which == 0) {
+        /* 64 KiB of ints and 128 KiB of doubles, a whole number of any
+         * power-of-two chunk size up to that, then one element more: the
+         * last chunk full, then holding a single element */
+        for (MPI_Aint n = 16384; n <= 16385; n++) {
+            int_check(comm, MPI_INT, OP_SUM, n, n & 1, salt + 11);
+            double_check(comm, MPI_DOUBLE, OP_SUM, n, !(n & 1), salt + 12);
+        }
+        /* 3 MiB and 40 bytes in one call */
+        double_check(comm, MPI_DOUBLE, OP_SUM, 384 * 1024 + 5, 0, salt + 21);
+    }
+}
+
+int main(int argc, char **argv)
+{
+    int rank, size;
+    MPI_Comm comm;
+
+    MTest_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+
+    /* -noncommutative=0: for runs with MPIR_CVAR_COLLECTIVE_FALLBACK=error,
+     * where an algorithm that cannot reduce in rank order must fall back and
+     * so fails the call; the rank-order check then belongs to a run that
+     * allows the fallback */
+    MTestArgList *head = MTestArgListCreate(argc, argv);
+    with_noncommutative = MTestArgListGetInt_with_default(head, "noncommutative", 1);
+    MTestArgListDestroy(head);
+
+    init_ptypes();
+    init_uops();
+
+    comm_name = "world";
+    run_all(MPI_COMM_WORLD, 0, 1);
+
+    /* shuffled ranks: a seeded permutation every process computes alike */
+    int *perm = malloc(size * sizeof(int));
+    for (int i = 0; i < size; i++)
+        perm[i] = i;
+    srand(4242);
+    for (int i = size - 1; i > 0; i--) {
+        int j = rand() % (i + 1), t = perm[i];
+        perm[i] = perm[j];
+        perm[j] = t;
+    }
+    MPI_Comm_split(MPI_COMM_WORLD, 0, perm[rank], &comm);
+    comm_name = "shuffled";
+    run_all(comm, 1, 1000);
+    MPI_Comm_free(&comm);
+    free(perm);
+
+    /* reversed order: the non-commutative result must follow it */
+    MPI_Comm_split(MPI_COMM_WORLD, 0, size - rank, &comm);
+    comm_name = "reversed";
+    run_all(comm, 2, 2000);
+    MPI_Comm_free(&comm);
+
+    /* uneven halves: the first third against the rest */
+    MPI_Comm_split(MPI_COMM_WORLD, rank < size / 3, rank, &comm);
+    comm_name = "uneven halves";
+    run_all(comm, 3, 3000);
+    MPI_Comm_free(&comm);
+
+    /* node-local communicator (a clique when cliques are emulated) */
+    MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &comm);
+    comm_name = "node-local";
+    run_all(comm, 4, 4000);
+    MPI_Comm_free(&comm);
+
+    free_uops();
+    MTest_Finalize(errs);
+    return MTestReturnValue(errs);
+}

@@ -264,26 +264,30 @@ int MPIDI_Topo_allgather(const void *sendbuf, MPI_Aint sendcount, MPI_Datatype s
     else
         MPIDI_Topo_tbuf_init(&sb, sendbuf, sendcount, sendtype);
 
-    if (!multileader && e->cma && m >= MPIR_CVAR_TOPO_CMA_THRESHOLD) {
-        char *recv = rb.buf + rb.lb;
-        if (!rb.contig) {
-            tmp = MPL_malloc(p * m, MPL_MEM_COLL);
-            MPIR_ERR_CHKANDJUMP(tmp == NULL, mpi_errno, MPI_ERR_OTHER, "**nomem");
-            recv = tmp;
-        }
-        if (sendbuf != MPI_IN_PLACE || tmp) {
-            mpi_errno = MPIDI_Topo_tbuf_pack(&sb, 0, recv + rank * m, m);
-            MPIR_ERR_CHECK(mpi_errno);
-        }
-        mpi_errno = allgather_direct(e, recv, m, comm, errflag);
-        if (tmp) {
-            int err2 = MPIDI_Topo_tbuf_unpack(&rb, 0, tmp, p * m);
-            if (mpi_errno == MPI_SUCCESS)
-                mpi_errno = err2;
-        }
-    } else {
-        mpi_errno = allgather_segment(e, &sb, &rb, m, multileader, comm, errflag);
+    /* Non-contiguous types go through a contiguous copy of the whole
+     * result, unpacked once: the rounds would otherwise seek into the
+     * middle of derived-type elements at every chunk boundary, which the
+     * dataloop engine does not do reliably. */
+    if (!rb.contig || !sb.contig) {
+        tmp = MPL_malloc(p * m, MPL_MEM_COLL);
+        MPIR_ERR_CHKANDJUMP(tmp == NULL, mpi_errno, MPI_ERR_OTHER, "**nomem");
+        mpi_errno = MPIDI_Topo_tbuf_pack(&sb, 0, tmp + rank * m, m);
+        MPIR_ERR_CHECK(mpi_errno);
+        MPIDI_Topo_tbuf_init(&sb, tmp + rank * m, m, MPI_BYTE);
     }
+    if (!multileader && e->cma && m >= MPIR_CVAR_TOPO_CMA_THRESHOLD) {
+        char *recv = tmp ? tmp : rb.buf + rb.lb;
+        if (sendbuf != MPI_IN_PLACE && !tmp)
+            memcpy(recv + rank * m, sb.buf + sb.lb, m);
+        mpi_errno = allgather_direct(e, recv, m, comm, errflag);
+    } else {
+        MPIDI_Topo_tbuf_t cb;
+        if (tmp)
+            MPIDI_Topo_tbuf_init(&cb, tmp, p * m, MPI_BYTE);
+        mpi_errno = allgather_segment(e, &sb, tmp ? &cb : &rb, m, multileader, comm, errflag);
+    }
+    if (tmp && mpi_errno == MPI_SUCCESS)
+        mpi_errno = MPIDI_Topo_tbuf_unpack(&rb, 0, tmp, p * m);
     MPIR_ERR_CHECK(mpi_errno);
 
   fn_exit:

@@ -208,7 +208,7 @@ int MPIDI_Topo_bcast_pipeline(void *buffer, MPI_Aint count, MPI_Datatype datatyp
     MPIDI_Topo_engine_t *e;
     MPIDI_Topo_tbuf_t tb;
     MPI_Aint tsize, m;
-    char *tmp = NULL;
+    char *tmp = NULL, *buf;
 
     MPIR_Datatype_get_size_macro(datatype, tsize);
     m = count * tsize;
@@ -223,26 +223,27 @@ int MPIDI_Topo_bcast_pipeline(void *buffer, MPI_Aint count, MPI_Datatype datatyp
         goto fn_exit;
     }
     MPIDI_Topo_tbuf_init(&tb, buffer, count, datatype);
-    if (e->cma && m >= MPIR_CVAR_TOPO_CMA_THRESHOLD) {
-        char *buf = tb.buf + tb.lb;
-        if (!tb.contig) {
-            tmp = MPL_malloc(m, MPL_MEM_COLL);
-            MPIR_ERR_CHKANDJUMP(tmp == NULL, mpi_errno, MPI_ERR_OTHER, "**nomem");
-            buf = tmp;
-            if (comm->rank == root) {
-                mpi_errno = MPIDI_Topo_tbuf_pack(&tb, 0, tmp, m);
-                MPIR_ERR_CHECK(mpi_errno);
-            }
+    /* non-contiguous types through a contiguous copy, packed/unpacked once
+     * (see MPIDI_Topo_allgather) */
+    buf = tb.buf + tb.lb;
+    if (!tb.contig) {
+        tmp = MPL_malloc(m, MPL_MEM_COLL);
+        MPIR_ERR_CHKANDJUMP(tmp == NULL, mpi_errno, MPI_ERR_OTHER, "**nomem");
+        buf = tmp;
+        if (comm->rank == root) {
+            mpi_errno = MPIDI_Topo_tbuf_pack(&tb, 0, tmp, m);
+            MPIR_ERR_CHECK(mpi_errno);
         }
-        mpi_errno = bcast_direct(e, buf, m, root, comm, errflag);
-        if (tmp && comm->rank != root) {
-            int err2 = MPIDI_Topo_tbuf_unpack(&tb, 0, tmp, m);
-            if (mpi_errno == MPI_SUCCESS)
-                mpi_errno = err2;
-        }
-    } else {
-        mpi_errno = bcast_segment(e, &tb, m, root, comm, errflag);
     }
+    if (e->cma && m >= MPIR_CVAR_TOPO_CMA_THRESHOLD) {
+        mpi_errno = bcast_direct(e, buf, m, root, comm, errflag);
+    } else {
+        MPIDI_Topo_tbuf_t cb;
+        MPIDI_Topo_tbuf_init(&cb, buf, m, MPI_BYTE);
+        mpi_errno = bcast_segment(e, &cb, m, root, comm, errflag);
+    }
+    if (tmp && comm->rank != root && mpi_errno == MPI_SUCCESS)
+        mpi_errno = MPIDI_Topo_tbuf_unpack(&tb, 0, tmp, m);
     MPIR_ERR_CHECK(mpi_errno);
 
   fn_exit:

@@ -1,0 +1,35 @@
+#!/bin/sh
+# Runs MPICH's and our coll tests with the engine algorithms forced under
+# valgrind (memcheck) and fails on any error valgrind reports in any process.
+#   test/topo/valgrind.sh [DEVICE]     (default ofi; needs ./check.sh's build)
+set -u
+top=$(cd "$(dirname "$0")/../.." && pwd)
+dev=${1:-ofi}
+prefix=$top/install-$dev
+coll=$top/build-$dev/mpich/test/mpi/coll
+command -v valgrind >/dev/null || { echo "valgrind not installed" >&2; exit 2; }
+[ "$dev" = ofi ] && export FI_PROVIDER=tcp
+logs=$(mktemp -d)
+make -s -C "$coll" allgather2 bcasttest allred topo_bcast >/dev/null 2>&1 || { echo "cannot build tests" >&2; exit 2; }
+alg="-env MPIR_CVAR_ALLGATHER_INTRA_ALGORITHM topo_pipeline -env MPIR_CVAR_BCAST_INTRA_ALGORITHM topo_pipeline"
+alg="$alg -env MPIR_CVAR_ALLREDUCE_INTRA_ALGORITHM topo_pipeline -env MPIR_CVAR_COLLECTIVE_FALLBACK error"
+fail=0 n=0
+for t in "allgather2" "bcasttest" "allred -count=100" "topo_bcast"; do
+    for cl in 1 2; do
+        n=$((n + 1))
+        # shellcheck disable=SC2086
+        out=$(cd "$coll" && timeout 900 "$prefix/bin/mpiexec" -n 3 -env MPIR_CVAR_NUM_CLIQUES $cl $alg \
+            valgrind -q --error-exitcode=99 --log-file="$logs/vg.$n.%p" ./$t 2>&1)
+        errs=$(cat "$logs"/vg.$n.* 2>/dev/null | grep -c -E '^==[0-9]+== [A-Z]')
+        if echo "$out" | grep -q ' No Errors' && [ "$errs" = 0 ]; then
+            echo "ok $n - valgrind $t, 3 processes, $cl clique(s)"
+        else
+            echo "not ok $n - valgrind $t, 3 processes, $cl clique(s): $errs valgrind lines"
+            cat "$logs"/vg.$n.* 2>/dev/null | head -20
+            fail=$((fail + 1))
+        fi
+    done
+done
+rm -rf "$logs"
+echo "valgrind: $((n - fail)) passed, $fail failed"
+[ $fail = 0 ]

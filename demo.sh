@@ -8,7 +8,8 @@
 #   3. the bytes each collective puts on the (emulated) network per call,
 #      against the lower bound: deterministic, so meaningful even here,
 #   4. allgather and bcast timings: MPICH's default, stock algorithms forced,
-#      and the new topo_ring / topo_tree forced, with ratios.
+#      and the new topo_ring / topo_tree / topo_pipeline / topo_multileader forced,
+#      with ratios.
 # The processes are placed round-robin over 2 emulated nodes
 # (MPIR_CVAR_NUM_CLIQUES=2), bound to cores: the placement where rank order
 # and locality disagree. By default the ch4:ofi build is used with
@@ -92,16 +93,16 @@ if [ "$dev" = ofi ] && [ -r /sys/class/net/lo/statistics/tx_bytes ]; then
     ag_bound=$((nn * (nn - 1) * ppn * m))
     bc_bound=$(((nn - 1) * m))
     printf '   %-10s %-22s %14s %8s\n' collective algorithm bytes/call x-bound
-    for a in default ring recursive_doubling brucks topo_ring; do
+    for a in default ring recursive_doubling brucks topo_ring topo_pipeline topo_multileader; do
         cv=""
         [ $a != default ] && cv=MPIR_CVAR_ALLGATHER_INTRA_ALGORITHM=$a
         b=$(traffic allgather $m 4 $cv)
         printf '   %-10s %-22s %14d %7.2fx\n' allgather $a "$b" "$(awk -v b="$b" -v d="$ag_bound" 'BEGIN { print b / d }')"
     done
-    for a in default binomial scatter_ring_allgather topo_tree; do
+    for a in default binomial scatter_ring_allgather topo_tree topo_pipeline; do
         cv=""
         [ $a != default ] && cv="MPIR_CVAR_BCAST_INTRA_ALGORITHM=$a MPIR_CVAR_BCAST_DEVICE_COLLECTIVE=0"
-        [ $a = topo_tree ] && cv=MPIR_CVAR_BCAST_INTRA_ALGORITHM=$a
+        case $a in topo_*) cv=MPIR_CVAR_BCAST_INTRA_ALGORITHM=$a ;; esac
         # shellcheck disable=SC2086
         b=$(traffic bcast $m 4 $cv)
         printf '   %-10s %-22s %14d %7.2fx\n' bcast $a "$b" "$(awk -v b="$b" -v d="$bc_bound" 'BEGIN { print b / d }')"
@@ -138,14 +139,22 @@ run_set allgather default
 run_set allgather ring MPIR_CVAR_ALLGATHER_INTRA_ALGORITHM=ring
 run_set allgather brucks MPIR_CVAR_ALLGATHER_INTRA_ALGORITHM=brucks
 run_set allgather topo_ring MPIR_CVAR_ALLGATHER_INTRA_ALGORITHM=topo_ring
-table allgather default ring brucks topo_ring
+run_set allgather topo_pipeline MPIR_CVAR_ALLGATHER_INTRA_ALGORITHM=topo_pipeline
+table allgather default ring brucks topo_ring topo_pipeline
 
 echo "-- bcast (root rotates over all processes)"
 run_set bcast default
 run_set bcast binomial MPIR_CVAR_BCAST_INTRA_ALGORITHM=binomial MPIR_CVAR_BCAST_DEVICE_COLLECTIVE=0
 run_set bcast scatter_ring MPIR_CVAR_BCAST_INTRA_ALGORITHM=scatter_ring_allgather MPIR_CVAR_BCAST_DEVICE_COLLECTIVE=0
 run_set bcast topo_tree MPIR_CVAR_BCAST_INTRA_ALGORITHM=topo_tree
-table bcast default binomial scatter_ring topo_tree
+run_set bcast topo_pipeline MPIR_CVAR_BCAST_INTRA_ALGORITHM=topo_pipeline
+table bcast default binomial scatter_ring topo_tree topo_pipeline
+
+echo "-- allreduce (doubles, MPI_SUM)"
+run_set allreduce default
+run_set allreduce recursive_doubling MPIR_CVAR_ALLREDUCE_INTRA_ALGORITHM=recursive_doubling MPIR_CVAR_ALLREDUCE_DEVICE_COLLECTIVE=0
+run_set allreduce topo_pipeline MPIR_CVAR_ALLREDUCE_INTRA_ALGORITHM=topo_pipeline
+table allreduce default recursive_doubling topo_pipeline
 
 echo
 echo "   CSV files: $out/"

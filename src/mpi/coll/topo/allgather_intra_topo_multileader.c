@@ -4,56 +4,17 @@
 
 #include "mpiimpl.h"
 #include "topo.h"
-#include "topo_engine_api.h"
 
-/* Algorithm: leader-based allgather, Kandalla et al.: shared-memory aggregation, leaders exchange with one allgatherv.
- * The work is done by the shared-memory engine (src/mpid/ch4/shm/topo,
- * topo_allgather_pipeline.c); this is its MPIR entry point, which falls
- * back to a stock algorithm where the engine cannot run. */
+/* Algorithm: leader-based allgather, Kandalla et al.: shared-memory
+ * aggregation, leaders exchange with one allgatherv.  Shares its MPIR entry
+ * (MPIR_Topo_allgather_entry) and the engine's round driver with
+ * topo_pipeline. */
 int MPIR_Allgather_intra_topo_multileader(const void *sendbuf, MPI_Aint sendcount,
-                                 MPI_Datatype sendtype, void *recvbuf, MPI_Aint recvcount,
-                                 MPI_Datatype recvtype, MPIR_Comm * comm_ptr,
-                                 MPIR_Errflag_t * errflag)
+                                          MPI_Datatype sendtype, void *recvbuf,
+                                          MPI_Aint recvcount, MPI_Datatype recvtype,
+                                          MPIR_Comm * comm_ptr, MPIR_Errflag_t * errflag)
 {
-    int mpi_errno = MPI_SUCCESS;
-    const char *why_not = NULL;
-    MPI_Aint tsize;
-
-    if (comm_ptr->comm_kind != MPIR_COMM_KIND__INTRACOMM) {
-        mpi_errno = MPIR_Topo_cannot_run(comm_ptr, "MPIR_Allgather_intra_topo_multileader",
-                                         "the communicator is an intercommunicator");
-        MPIR_ERR_CHECK(mpi_errno);
-        return MPIR_Allgather_inter_local_gather_remote_bcast(sendbuf, sendcount, sendtype,
-                                                              recvbuf, recvcount, recvtype,
-                                                              comm_ptr, errflag);
-    }
-    /* the engine's own communicators, and this one while the engine sets
-     * itself up on it, use a stock algorithm */
-    if (MPIR_TOPO_STEP_ASIDE(comm_ptr))
-        goto fallback;
-
-#ifdef MPIR_TOPO_HAVE_ENGINE
-    mpi_errno = MPIDI_Topo_allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
-                                     comm_ptr, 1, &why_not, errflag);
-    if (mpi_errno || why_not == NULL)
-        goto fn_exit;
-#else
-    why_not = "MPICH was built without CH4 shared memory (configure --with-ch4-shmmods=posix)";
-#endif
-    mpi_errno = MPIR_Topo_cannot_run(comm_ptr, "MPIR_Allgather_intra_topo_multileader", why_not);
-    MPIR_ERR_CHECK(mpi_errno);
-
-  fallback:
-    MPIR_Datatype_get_size_macro(recvtype, tsize);
-    if (recvcount * tsize * comm_ptr->local_size < MPIR_CVAR_ALLGATHER_LONG_MSG_SIZE)
-        mpi_errno = MPIR_Allgather_intra_brucks(sendbuf, sendcount, sendtype, recvbuf, recvcount,
-                                                recvtype, comm_ptr, errflag);
-    else
-        mpi_errno = MPIR_Allgather_intra_ring(sendbuf, sendcount, sendtype, recvbuf, recvcount,
-                                              recvtype, comm_ptr, errflag);
-
-  fn_exit:
-    return mpi_errno;
-  fn_fail:
-    goto fn_exit;
+    return MPIR_Topo_allgather_entry(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
+                                     comm_ptr, 1, "MPIR_Allgather_intra_topo_multileader",
+                                     errflag);
 }

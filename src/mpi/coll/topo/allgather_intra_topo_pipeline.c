@@ -6,21 +6,21 @@
 #include "topo.h"
 #include "topo_engine_api.h"
 
-/* Algorithm: leader-based allgather, pipelined: node segment or CMA, ring among leaders overlapped with copy-out.
- * The work is done by the shared-memory engine (src/mpid/ch4/shm/topo,
- * topo_allgather_pipeline.c); this is its MPIR entry point, which falls
+/* MPIR entry of both engine allgathers (topo_pipeline, topo_multileader):
+ * the work is done by the shared-memory engine (src/mpid/ch4/shm/topo,
+ * topo_allgather_pipeline.c); this handles intercommunicators and falls
  * back to a stock algorithm where the engine cannot run. */
-int MPIR_Allgather_intra_topo_pipeline(const void *sendbuf, MPI_Aint sendcount,
-                                 MPI_Datatype sendtype, void *recvbuf, MPI_Aint recvcount,
-                                 MPI_Datatype recvtype, MPIR_Comm * comm_ptr,
-                                 MPIR_Errflag_t * errflag)
+int MPIR_Topo_allgather_entry(const void *sendbuf, MPI_Aint sendcount, MPI_Datatype sendtype,
+                              void *recvbuf, MPI_Aint recvcount, MPI_Datatype recvtype,
+                              MPIR_Comm * comm_ptr, int multileader, const char *name,
+                              MPIR_Errflag_t * errflag)
 {
     int mpi_errno = MPI_SUCCESS;
     const char *why_not = NULL;
     MPI_Aint tsize;
 
     if (comm_ptr->comm_kind != MPIR_COMM_KIND__INTRACOMM) {
-        mpi_errno = MPIR_Topo_cannot_run(comm_ptr, "MPIR_Allgather_intra_topo_pipeline",
+        mpi_errno = MPIR_Topo_cannot_run(comm_ptr, name,
                                          "the communicator is an intercommunicator");
         MPIR_ERR_CHECK(mpi_errno);
         return MPIR_Allgather_inter_local_gather_remote_bcast(sendbuf, sendcount, sendtype,
@@ -34,13 +34,13 @@ int MPIR_Allgather_intra_topo_pipeline(const void *sendbuf, MPI_Aint sendcount,
 
 #ifdef MPIR_TOPO_HAVE_ENGINE
     mpi_errno = MPIDI_Topo_allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
-                                     comm_ptr, 0, &why_not, errflag);
+                                     comm_ptr, multileader, &why_not, errflag);
     if (mpi_errno || why_not == NULL)
         goto fn_exit;
 #else
     why_not = "MPICH was built without CH4 shared memory (configure --with-ch4-shmmods=posix)";
 #endif
-    mpi_errno = MPIR_Topo_cannot_run(comm_ptr, "MPIR_Allgather_intra_topo_pipeline", why_not);
+    mpi_errno = MPIR_Topo_cannot_run(comm_ptr, name, why_not);
     MPIR_ERR_CHECK(mpi_errno);
 
   fallback:
@@ -56,4 +56,15 @@ int MPIR_Allgather_intra_topo_pipeline(const void *sendbuf, MPI_Aint sendcount,
     return mpi_errno;
   fn_fail:
     goto fn_exit;
+}
+
+/* Algorithm: leader-based allgather, pipelined: node segment or CMA, ring
+ * among leaders overlapped with copy-out. */
+int MPIR_Allgather_intra_topo_pipeline(const void *sendbuf, MPI_Aint sendcount,
+                                       MPI_Datatype sendtype, void *recvbuf, MPI_Aint recvcount,
+                                       MPI_Datatype recvtype, MPIR_Comm * comm_ptr,
+                                       MPIR_Errflag_t * errflag)
+{
+    return MPIR_Topo_allgather_entry(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
+                                     comm_ptr, 0, "MPIR_Allgather_intra_topo_pipeline", errflag);
 }

@@ -65,4 +65,10 @@ void MPIR_Topo_get_my_loc(MPIR_Comm * comm, MPIR_Topo_loc_t * loc);
  * caller falls back (print), or just returns MPI_SUCCESS (silent). */
 int MPIR_Topo_cannot_run(MPIR_Comm * comm, const char *algo, const char *reason);
 
+/* Shared MPIR entry of the engine allgathers (allgather_intra_topo_pipeline.c). */
+int MPIR_Topo_allgather_entry(const void *sendbuf, MPI_Aint sendcount, MPI_Datatype sendtype,
+                              void *recvbuf, MPI_Aint recvcount, MPI_Datatype recvtype,
+                              MPIR_Comm * comm_ptr, int multileader, const char *name,
+                              MPIR_Errflag_t * errflag);
+
 #endif /* TOPO_H_INCLUDED */

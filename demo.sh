@@ -130,8 +130,9 @@ table() {     # coll label...; ratio = default / last label
     printf ' %16s\n' "default/$(eval echo \${$#})"
     paste -d, $(for l in "$@"; do echo "$out/$c-$l.csv"; done) | awk -F, -v n=$# '
         { printf "   %-9s", $5
-          for (i = 0; i < n; i++) printf " %14.1f", $(8 + 10 * i)
-          printf " %15.2fx\n", $8 / $(8 + 10 * (n - 1)) }'
+          w = NF / n   # columns per file
+          for (i = 0; i < n; i++) printf " %14.1f", $(8 + w * i)
+          printf " %15.2fx\n", $8 / $(8 + w * (n - 1)) }'
 }
 
 echo "-- allgather (bytes per process)"

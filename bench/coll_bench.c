@@ -2,192 +2,762 @@
  * Copyright (C) by the mpich-topo authors. See COPYRIGHT in top-level directory.
  */
 
-/* coll_bench: OSU-style latency benchmark for allgather, bcast and allreduce.
+/* coll_bench: OSU-style latency benchmark for allgather, bcast and allreduce
+ * that times several algorithms against each other in one run.
  *
- *   coll_bench -c allgather|bcast|allreduce [-m MIN] [-M MAX] [-i ITERS]
- *              [-w WARMUP] [-p block|shuffle|reverse] [-v] [-l LABEL]
+ *   coll_bench [-c COLL[,COLL...]|all] [-a ALG[,ALG...]] [-m MIN] [-M MAX] [-s STEP]
+ *              [-i ITERS] [-w WARMUP] [-T SECONDS] [-p block|cyclic|shuffle|reverse]
+ *              [-o POOL_BYTES] [-n NETCALLS] [-I IFACE] [-v] [-l LABEL] [-H] [-P]
  *
  * Sizes are bytes per process (allgather: each contribution; bcast and
- * allreduce: the message), doubling from MIN to MAX. Iterations shrink with
- * size (ITERS up to 8 KiB, then halved for every doubling, at least 5;
- * -i 0 -w 0 makes no calls at all, the baseline for counting network bytes).
- * Buffers change between iterations (the value depends on the iteration) so
- * that nothing can be skipped, and -v validates every result. -p runs on a
- * communicator whose ranks are shuffled (seeded) or reversed relative to
- * MPI_COMM_WORLD. Output: one CSV line per size,
- *   label,collective,placement,nprocs,bytes,iterations,min_us,avg_us,max_us,errors
- * where min/avg/max are over processes of each process' mean time per call.
- * The algorithm is whatever MPICH selects; switch it with the MPIR_CVAR_*
- * environment variables when launching (see bench/README.md). */
+ * allreduce: the message), from MIN to MAX multiplied by STEP (2).  Iterations
+ * shrink with size: ITERS up to 8 KiB, halved for every doubling above, at
+ * least 5 (fewer only if ITERS is smaller; -i 0 -w 0 makes no calls at all).
+ * -T caps the time spent per size and algorithm (estimated from the warm-up,
+ * at least 3 timed calls).  Each call is timed alone after a barrier; the CSV
+ * reports the min, avg and max over processes of each process' mean.
+ *
+ * Algorithms (-a) are switched inside the run through the MPI_T control
+ * variable interface: MPIR_<Coll>_impl in MPICH reads
+ * MPIR_CVAR_<COLL>_INTRA_ALGORITHM on every call.
+ *   default  MPICH's own selection (algorithm auto, device collectives on)
+ *   NAME     MPIR_CVAR_<COLL>_INTRA_ALGORITHM=NAME with
+ *            MPIR_CVAR_<COLL>_DEVICE_COLLECTIVE=0, so the forced algorithm
+ *            runs on this communicator, and MPIR_CVAR_COLLECTIVE_FALLBACK=error,
+ *            so a silent fallback cannot pass as NAME.  Where NAME cannot run
+ *            here the line says n/a and the reason.
+ *   env=LBL  touch nothing (whatever the environment selected), label LBL.
+ * The settings are written just before each timed call and the defaults
+ * restored right after, so barriers and bookkeeping always run MPICH's
+ * default algorithms.  With an MPI other than MPICH only default/env apply.
+ *
+ * Data: buffers change every call (the contents depend on the call number)
+ * and -v checks every result.  -o POOL_BYTES is the off-cache mode: the
+ * buffers rotate through a pool of at least POOL_BYTES (make it a few times
+ * the last-level cache), each call's data written long enough before the
+ * call that it has left the cache; without -o the data are written just
+ * before each call (cache-hot, like an application that just computed them).
+ *
+ * -n K counts the bytes each call puts on the network: the transmit counter
+ * of IFACE (lo) in /proc/net/dev around K back-to-back calls, minus the same
+ * without calls, the smallest of 3 tries each (other traffic can only add).
+ * The lower bound for the layout is printed beside it: allgather
+ * m * sum over nodes of (p - p_node), bcast (N-1) m, allreduce 2 (N-1) m.
+ *
+ * -p: block and cyclic only name what the launcher did (the node of each
+ * rank is detected with MPI_COMM_TYPE_SHARED and a mismatch is reported);
+ * shuffle splits the communicator with seeded random keys, reverse with
+ * reversed ones.  -H prints the CSV header, -P progress on stderr.
+ *
+ * CSV columns:
+ *   label,collective,placement,nprocs,bytes,iterations,min_us,avg_us,max_us,
+ *   errors,algorithm,nodes,ppn,cache,med_us,tcp_retrans,net_bytes,net_bound,status
+ * min/avg/max_us are over processes of each one's mean time per call (as
+ * OSU); med_us is the median over calls of the slowest process' time, which a
+ * stray TCP retransmission or preemption moves little; tcp_retrans counts the
+ * TCP segments retransmitted meanwhile (/proc/net/snmp, -1 if unknown).
+ * status is ok, n/a:REASON (the algorithm cannot run here) or fail:REASON. */
 
+#define _POSIX_C_SOURCE 200809L  /* strdup, strtok_r, getopt */
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#define MAX_ALGS 16
+#define MAX_CVAR_DESC 8192
+
+enum { AG, BC, AR, NCOLL };
+static const char *coll_name[NCOLL] = { "allgather", "bcast", "allreduce" };
+static const char *coll_upper[NCOLL] = { "ALLGATHER", "BCAST", "ALLREDUCE" };
+
+/* One MPI_T control variable we may write. */
+typedef struct {
+    int found;
+    MPI_T_cvar_handle handle;
+    int initial;
+    char desc[MAX_CVAR_DESC];
+} cvar_t;
+
+typedef struct {
+    char name[64];
+    int env;                    /* env=LABEL: no writes */
+    int value;                  /* enum value of NAME, -1 if unknown */
+} alg_t;
+
+static MPI_Comm comm;
+static int rank, size, nnodes, ppn, validate, progress;
+static int *node_of;            /* node index of each rank of comm */
+static int *node_size;
+static cvar_t cv_alg[NCOLL], cv_dev[NCOLL], cv_fallback;
+static int fallback_error = -1;
+static const char *iface = "lo";
+
+static void die(const char *msg)
+{
+    fprintf(stderr, "coll_bench: %s\n", msg);
+    MPI_Abort(MPI_COMM_WORLD, 2);
+}
+
+static void cvar_open(cvar_t * c, const char *name)
+{
+    int idx, count, nl = 0, dl = MAX_CVAR_DESC, verb, bind, scope;
+    MPI_Datatype dt;
+    MPI_T_enum en;
+
+    memset(c, 0, sizeof(*c));
+    if (MPI_T_cvar_get_index(name, &idx) != MPI_SUCCESS)
+        return;
+    if (MPI_T_cvar_get_info(idx, NULL, &nl, &verb, &dt, &en, c->desc, &dl, &bind, &scope)
+        != MPI_SUCCESS || dt != MPI_INT)
+        return;
+    if (MPI_T_cvar_handle_alloc(idx, NULL, &c->handle, &count) != MPI_SUCCESS)
+        return;
+    MPI_T_cvar_read(c->handle, &c->initial);
+    c->found = 1;
+}
+
+static void cvar_set(cvar_t * c, int v)
+{
+    if (c->found && MPI_T_cvar_write(c->handle, &v) != MPI_SUCCESS)
+        die("MPI_T_cvar_write failed");
+}
+
+/* MPICH 4.0.2 exports its algorithm CVARs as plain ints; the description
+ * lists the values in enum order as "NAME<spaces>- text", each NAME glued to
+ * the previous value's text.  So the enum value of NAME is the index of the
+ * " - " separator whose preceding text ends in NAME (not in "_NAME"). */
+static int enum_value(const char *desc, const char *name)
+{
+    size_t nlen = strlen(name);
+    int k = 0;
+    for (const char *p = desc; (p = strstr(p, " - ")) != NULL; p += 3, k++) {
+        const char *e = p;
+        while (e > desc && e[-1] == ' ')
+            e--;
+        if ((size_t) (e - desc) >= nlen && !strncmp(e - nlen, name, nlen) &&
+            (e - nlen == desc || e[-(long) nlen - 1] != '_'))
+            return k;
+    }
+    return -1;
+}
+
+/* The settings of one algorithm; a == NULL restores those the run started
+ * with (MPICH's defaults unless the environment set others). */
+static void select_alg(int coll, const alg_t * a)
+{
+    if (a && a->env)
+        return;
+    if (!a) {
+        cvar_set(&cv_alg[coll], cv_alg[coll].initial);
+        cvar_set(&cv_dev[coll], cv_dev[coll].initial);
+        cvar_set(&cv_fallback, cv_fallback.initial);
+    } else if (a->value == 0) {        /* default: auto */
+        cvar_set(&cv_alg[coll], 0);
+        cvar_set(&cv_dev[coll], cv_dev[coll].initial);
+        cvar_set(&cv_fallback, cv_fallback.initial);
+    } else {
+        cvar_set(&cv_alg[coll], a->value);
+        cvar_set(&cv_dev[coll], 0);
+        cvar_set(&cv_fallback, fallback_error);
+    }
+}
+
+static unsigned char pattern(int r, size_t i, long seq)
+{
+    return (unsigned char) (r * 29 + i * 7 + seq * 13 + (i >> 9) + (seq >> 8));
+}
+
+static int root_of(long seq)
+{
+    return (int) (seq % size);
+}
+
+/* Buffers of one call: a set inside the pool. */
+typedef struct {
+    unsigned char *pool;
+    size_t pool_bytes, stride, sbytes, rbytes;
+    long nsets;
+} pool_t;
+
+static unsigned char *sbuf_of(pool_t * P, long seq)
+{
+    return P->pool + (size_t) (seq % P->nsets) * P->stride;
+}
+
+static unsigned char *rbuf_of(pool_t * P, long seq)
+{
+    return sbuf_of(P, seq) + ((P->sbytes + 4095) & ~(size_t) 4095);
+}
+
+/* Write the data of call seq into its set (and, when validating, make the
+ * receive side wrong so that a call that does nothing is caught). */
+static void fill(int coll, pool_t * P, size_t n, long seq)
+{
+    unsigned char *s = sbuf_of(P, seq), *r = rbuf_of(P, seq);
+    if (coll == AR) {
+        int *si = (int *) s, *ri = (int *) r;
+        for (size_t i = 0; i < n; i++)
+            si[i] = pattern(rank, i, seq);
+        if (validate)
+            for (size_t i = 0; i < n; i++)
+                ri[i] = -1;
+    } else if (coll == BC) {
+        int root = root_of(seq);
+        if (rank == root)
+            for (size_t i = 0; i < n; i++)
+                s[i] = pattern(root, i, seq);
+        else if (validate)
+            for (size_t i = 0; i < n; i++)
+                s[i] = (unsigned char) ~pattern(root, i, seq);
+    } else {
+        for (size_t i = 0; i < n; i++)
+            s[i] = pattern(rank, i, seq);
+        if (validate)
+            for (int q = 0; q < size; q++)
+                for (size_t i = 0; i < n; i++)
+                    r[q * n + i] = (unsigned char) ~pattern(q, i, seq);
+    }
+}
+
+static int check(int coll, pool_t * P, size_t n, long seq)
+{
+    unsigned char *s = sbuf_of(P, seq), *r = rbuf_of(P, seq);
+    if (coll == AR) {
+        int *ri = (int *) r;
+        for (size_t i = 0; i < n; i++) {
+            int exp = 0;
+            for (int q = 0; q < size; q++)
+                exp += pattern(q, i, seq);
+            if (ri[i] != exp)
+                return 1;
+        }
+    } else if (coll == BC) {
+        int root = root_of(seq);
+        for (size_t i = 0; i < n; i++)
+            if (s[i] != pattern(root, i, seq))
+                return 1;
+    } else {
+        int bad = 0;
+        for (int q = 0; q < size; q++)
+            for (size_t i = 0; i < n; i++)
+                if (r[q * n + i] != pattern(q, i, seq)) {
+                    bad++;
+                    break;
+                }
+        return bad;
+    }
+    return 0;
+}
+
+static int call(int coll, pool_t * P, size_t n, long seq)
+{
+    void *s = sbuf_of(P, seq), *r = rbuf_of(P, seq);
+    if (coll == AG)
+        return MPI_Allgather(s, (int) n, MPI_BYTE, r, (int) n, MPI_BYTE, comm);
+    if (coll == BC)
+        return MPI_Bcast(s, (int) n, MPI_BYTE, root_of(seq), comm);
+    return MPI_Allreduce(s, r, (int) n, MPI_INT, MPI_SUM, comm);
+}
+
+static long long net_counter(void)
+{
+    FILE *f = fopen("/proc/net/dev", "r");
+    char line[512];
+    long long v[16], tx = -1;
+    if (!f)
+        return -1;
+    while (fgets(line, sizeof line, f)) {
+        char *c = strchr(line, ':'), *p = line;
+        if (!c)
+            continue;
+        *c = 0;
+        while (*p == ' ')
+            p++;
+        if (strcmp(p, iface))
+            continue;
+        if (sscanf(c + 1, "%lld %lld %lld %lld %lld %lld %lld %lld %lld", &v[0], &v[1], &v[2],
+                   &v[3], &v[4], &v[5], &v[6], &v[7], &v[8]) == 9)
+            tx = v[8];
+    }
+    fclose(f);
+    return tx;
+}
+
+/* Bytes on the network per call: K calls back to back, minus no calls. */
+static double net_bytes(int coll, const alg_t * a, pool_t * P, size_t n, long *seq, int K)
+{
+    long long best_calls = -1, best_base = -1;
+    for (int rep = 0; rep < 3; rep++) {
+        for (int with = 0; with < 2; with++) {
+            long long c0 = 0, c1;
+            /* read before the barrier: nobody may send before the reading */
+            if (rank == 0)
+                c0 = net_counter();
+            MPI_Barrier(comm);
+            if (with) {
+                select_alg(coll, a);
+                for (int k = 0; k < K; k++, (*seq)++)
+                    if (call(coll, P, n, *seq) != MPI_SUCCESS)
+                        die("collective failed while counting network bytes");
+                select_alg(coll, NULL);
+            }
+            MPI_Barrier(comm);
+            if (rank == 0) {
+                c1 = net_counter();
+                long long d = c0 < 0 || c1 < 0 ? -1 : c1 - c0;
+                long long *best = with ? &best_calls : &best_base;
+                if (d >= 0 && (*best < 0 || d < *best))
+                    *best = d;
+            }
+        }
+    }
+    if (best_calls < 0 || best_base < 0)
+        return -1;
+    double b = (double) (best_calls - best_base) / K;
+    return b < 0 ? 0 : b;
+}
+
+static double net_bound(int coll, size_t m)
+{
+    if (coll == AG) {
+        double s = 0;
+        for (int k = 0; k < nnodes; k++)
+            s += (double) (size - node_size[k]) * m;
+        return s;
+    }
+    return (coll == BC ? 1.0 : 2.0) * (nnodes - 1) * m;
+}
+
 static int iters_for(size_t bytes, int base)
 {
     int it = base;
     if (base <= 0)
-        return 0;       /* zero calls: baseline for traffic measurements */
+        return 0;       /* zero calls: baseline for traffic measured outside */
     for (size_t b = 8192; b < bytes && it > 5; b *= 2)
         it /= 2;
-    return it < 5 ? 5 : it;
+    return it < 5 && base >= 5 ? 5 : it;
 }
 
-static unsigned char pattern(int rank, size_t i, int iter)
+/* Detect the node of every rank and how ranks lie over the nodes. */
+static const char *detect_layout(void)
 {
-    return (unsigned char) (rank * 29 + i * 7 + iter * 13 + (i >> 9));
+    MPI_Comm local;
+    int lead, i, k, block = 1, cyclic = 1;
+    MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &local);
+    MPI_Allreduce(&rank, &lead, 1, MPI_INT, MPI_MIN, local);
+    MPI_Comm_free(&local);
+    node_of = malloc(size * sizeof(int));
+    node_size = calloc(size, sizeof(int));
+    MPI_Allgather(&lead, 1, MPI_INT, node_of, 1, MPI_INT, comm);
+    /* renumber leaders 0..N-1 in order of first appearance */
+    int *map = malloc(size * sizeof(int));
+    for (i = 0; i < size; i++)
+        map[i] = -1;
+    nnodes = 0;
+    for (i = 0; i < size; i++) {
+        if (map[node_of[i]] < 0)
+            map[node_of[i]] = nnodes++;
+        node_of[i] = map[node_of[i]];
+        node_size[node_of[i]]++;
+    }
+    free(map);
+    ppn = 0;
+    for (k = 0; k < nnodes; k++)
+        if (node_size[k] > ppn)
+            ppn = node_size[k];
+    for (i = 1; i < size; i++) {
+        if (node_of[i] != node_of[i - 1] && node_of[i] != node_of[i - 1] + 1)
+            block = 0;
+        if (node_of[i] != i % nnodes)
+            cyclic = 0;
+    }
+    return nnodes == 1 || block ? "block" : cyclic ? "cyclic" : "other";
+}
+
+/* Whether NAME is an algorithm of another collective than coll. */
+static int known_elsewhere(const char *name, int coll)
+{
+    for (int k = 0; k < NCOLL; k++)
+        if (k != coll && cv_alg[k].found && enum_value(cv_alg[k].desc, name) >= 0)
+            return 1;
+    return 0;
+}
+
+static long long tcp_retrans(void)
+{
+    FILE *f = fopen("/proc/net/snmp", "r");
+    char head[1024], vals[1024];
+    long long r = -1;
+    if (!f)
+        return -1;
+    while (fgets(head, sizeof head, f) && fgets(vals, sizeof vals, f)) {
+        if (strncmp(head, "Tcp:", 4))
+            continue;
+        /* find the column named RetransSegs */
+        char *hs = NULL, *vs = NULL, *h = strtok_r(head, " \n", &hs), *v = strtok_r(vals, " \n", &vs);
+        while (h && v) {
+            if (!strcmp(h, "RetransSegs"))
+                r = atoll(v);
+            h = strtok_r(NULL, " \n", &hs);
+            v = strtok_r(NULL, " \n", &vs);
+        }
+    }
+    fclose(f);
+    return r;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *) a, y = *(const double *) b;
+    return x < y ? -1 : x > y;
+}
+
+static void parse_algs(const char *list, alg_t * algs, int *nalgs)
+{
+    char *copy = strdup(list), *save = NULL;
+    *nalgs = 0;
+    for (char *t = strtok_r(copy, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+        if (*nalgs == MAX_ALGS)
+            die("too many algorithms");
+        alg_t *a = &algs[(*nalgs)++];
+        memset(a, 0, sizeof(*a));
+        if (!strncmp(t, "env=", 4)) {
+            a->env = 1;
+            snprintf(a->name, sizeof a->name, "%s", t + 4);
+        } else if (!strcmp(t, "env")) {
+            a->env = 1;
+            snprintf(a->name, sizeof a->name, "env");
+        } else {
+            snprintf(a->name, sizeof a->name, "%s", t);
+        }
+    }
+    free(copy);
 }
 
 int main(int argc, char **argv)
 {
-    const char *coll = "allgather", *placement = "block", *label = "run";
-    size_t min = 1, max = 1 << 20;
-    int base_iters = 200, warmup = 5, validate = 0, opt;
-    int wrank, wsize, rank, size;
-    MPI_Comm comm;
+    const char *colls = "allgather", *placement = "block", *label = "run", *alglist = "env";
+    size_t min = 1, max = 1 << 20, step = 2, pool_min = 0;
+    int base_iters = 200, warmup = 5, header = 0, netcalls = 0, opt, provided, wrank, wsize;
+    double budget = 0;
+    alg_t algs[MAX_ALGS];
+    int nalgs;
 
     MPI_Init(&argc, &argv);
+    MPI_T_init_thread(MPI_THREAD_SINGLE, &provided);
     MPI_Comm_rank(MPI_COMM_WORLD, &wrank);
     MPI_Comm_size(MPI_COMM_WORLD, &wsize);
-    while ((opt = getopt(argc, argv, "c:m:M:i:w:p:vl:")) != -1) {
+    while ((opt = getopt(argc, argv, "c:a:m:M:s:i:w:T:p:o:n:I:vl:HP")) != -1) {
         switch (opt) {
-            case 'c': coll = optarg; break;
+            case 'c': colls = optarg; break;
+            case 'a': alglist = optarg; break;
             case 'm': min = strtoull(optarg, NULL, 0); break;
             case 'M': max = strtoull(optarg, NULL, 0); break;
+            case 's': step = strtoull(optarg, NULL, 0); break;
             case 'i': base_iters = atoi(optarg); break;
             case 'w': warmup = atoi(optarg); break;
+            case 'T': budget = atof(optarg); break;
             case 'p': placement = optarg; break;
+            case 'o': pool_min = strtoull(optarg, NULL, 0); break;
+            case 'n': netcalls = atoi(optarg); break;
+            case 'I': iface = optarg; break;
             case 'v': validate = 1; break;
             case 'l': label = optarg; break;
+            case 'H': header = 1; break;
+            case 'P': progress = 1; break;
             default:
                 if (wrank == 0)
-                    fprintf(stderr, "usage: coll_bench -c allgather|bcast|allreduce [-m MIN] "
-                            "[-M MAX] [-i ITERS] [-w WARMUP] [-p block|shuffle|reverse] [-v] "
-                            "[-l LABEL]\n");
+                    fprintf(stderr, "usage: coll_bench [-c COLL[,COLL]|all] [-a ALG[,ALG]] "
+                            "[-m MIN] [-M MAX] [-s STEP] [-i ITERS] [-w WARMUP] [-T SECONDS] "
+                            "[-p block|cyclic|shuffle|reverse] [-o POOL_BYTES] [-n NETCALLS] "
+                            "[-I IFACE] [-v] [-l LABEL] [-H] [-P]\n");
                 MPI_Abort(MPI_COMM_WORLD, 2);
         }
     }
-    int kind = !strcmp(coll, "allgather") ? 0 : !strcmp(coll, "bcast") ? 1 :
-        !strcmp(coll, "allreduce") ? 2 : -1;
-    if (kind < 0) {
-        if (wrank == 0)
-            fprintf(stderr, "coll_bench: unknown collective '%s'\n", coll);
-        MPI_Abort(MPI_COMM_WORLD, 2);
-    }
     if (min < 1)
         min = 1;
+    if (step < 2)
+        step = 2;
+    parse_algs(alglist, algs, &nalgs);
 
-    /* placement: the same seeded permutation on every process */
+    int do_coll[NCOLL] = { 0 };
+    {
+        char *copy = strdup(colls), *save = NULL;
+        for (char *t = strtok_r(copy, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+            int k, all = !strcmp(t, "all"), known = all;
+            for (k = 0; k < NCOLL; k++)
+                if (all || !strcmp(t, coll_name[k]))
+                    do_coll[k] = known = 1;
+            if (!known) {
+                if (wrank == 0)
+                    fprintf(stderr, "coll_bench: unknown collective '%s'\n", t);
+                MPI_Abort(MPI_COMM_WORLD, 2);
+            }
+        }
+        free(copy);
+    }
+
+    /* the control variables (absent in other MPIs: only default/env then) */
+    for (int k = 0; k < NCOLL; k++) {
+        char name[128];
+        snprintf(name, sizeof name, "MPIR_CVAR_%s_INTRA_ALGORITHM", coll_upper[k]);
+        cvar_open(&cv_alg[k], name);
+        snprintf(name, sizeof name, "MPIR_CVAR_%s_DEVICE_COLLECTIVE", coll_upper[k]);
+        cvar_open(&cv_dev[k], name);
+    }
+    cvar_open(&cv_fallback, "MPIR_CVAR_COLLECTIVE_FALLBACK");
+    if (cv_fallback.found)
+        fallback_error = enum_value(cv_fallback.desc, "error");
+
+    /* placement: block/cyclic as launched, or a seeded permutation of ranks */
     int key = wrank;
     if (!strcmp(placement, "reverse")) {
         key = wsize - wrank;
     } else if (!strcmp(placement, "shuffle")) {
         int *perm = malloc(wsize * sizeof(int));
+        unsigned long long x = 2026;
         for (int i = 0; i < wsize; i++)
             perm[i] = i;
-        srand(2026);
         for (int i = wsize - 1; i > 0; i--) {
-            int j = rand() % (i + 1), t = perm[i];
+            x = x * 6364136223846793005ULL + 1442695040888963407ULL;    /* same on every rank */
+            int j = (int) ((x >> 33) % (unsigned long long) (i + 1)), t = perm[i];
             perm[i] = perm[j];
             perm[j] = t;
         }
         key = perm[wrank];
         free(perm);
-    } else if (strcmp(placement, "block")) {
+    } else if (strcmp(placement, "block") && strcmp(placement, "cyclic")) {
         if (wrank == 0)
             fprintf(stderr, "coll_bench: unknown placement '%s'\n", placement);
         MPI_Abort(MPI_COMM_WORLD, 2);
     }
     MPI_Comm_split(MPI_COMM_WORLD, 0, key, &comm);
+    MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);
     MPI_Comm_rank(comm, &rank);
     MPI_Comm_size(comm, &size);
-
-    size_t rbytes = kind == 0 ? max * size : max;
-    unsigned char *sbuf = malloc(max), *rbuf = malloc(rbytes);
-    if (!sbuf || !rbuf) {
-        fprintf(stderr, "coll_bench: out of memory for %zu bytes\n", rbytes);
-        MPI_Abort(MPI_COMM_WORLD, 1);
+    const char *found = detect_layout();
+    if (rank == 0 && nnodes > 1 && (!strcmp(placement, "block") || !strcmp(placement, "cyclic"))
+        && strcmp(found, placement) && !(ppn == 1)) {
+        fprintf(stderr, "coll_bench: asked for %s placement but ranks lie %s over %d nodes\n",
+                placement, found, nnodes);
+        placement = found;
     }
-    memset(rbuf, 0, rbytes);
+    if (header && rank == 0)
+        printf("label,collective,placement,nprocs,bytes,iterations,min_us,avg_us,max_us,errors,"
+               "algorithm,nodes,ppn,cache,med_us,tcp_retrans,net_bytes,net_bound,status\n");
 
-    for (size_t bytes = min; bytes <= max; bytes *= 2) {
-        int iters = iters_for(bytes, base_iters);
-        long errors = 0;
-        double t = 0.0;
-        /* allreduce works on ints, so round to whole ints */
-        size_t n = kind == 2 ? (bytes + sizeof(int) - 1) / sizeof(int) : bytes;
-        if (kind == 2 && n * sizeof(int) > max)
-            break;
-        for (int it = -warmup; it < iters; it++) {
-            int root = kind == 1 ? (it < 0 ? 0 : it % size) : 0;
-            if (kind == 2) {
-                for (size_t i = 0; i < n; i++)
-                    ((int *) sbuf)[i] = pattern(rank, i, it);
-            } else if (kind == 1) {
-                if (rank == root)
-                    for (size_t i = 0; i < n; i++)
-                        rbuf[i] = pattern(root, i, it);
-            } else {
-                for (size_t i = 0; i < n; i++)
-                    sbuf[i] = pattern(rank, i, it);
-            }
-            MPI_Barrier(comm);
-            double t0 = MPI_Wtime();
-            if (kind == 0)
-                MPI_Allgather(sbuf, (int) n, MPI_BYTE, rbuf, (int) n, MPI_BYTE, comm);
-            else if (kind == 1)
-                MPI_Bcast(rbuf, (int) n, MPI_BYTE, root, comm);
-            else
-                MPI_Allreduce(sbuf, rbuf, (int) n, MPI_INT, MPI_SUM, comm);
-            double t1 = MPI_Wtime();
-            if (it >= 0)
-                t += t1 - t0;
-            if (validate) {
-                if (kind == 0) {
-                    for (int r = 0; r < size; r++)
-                        for (size_t i = 0; i < n; i++)
-                            if (rbuf[r * n + i] != pattern(r, i, it)) {
-                                errors++;
-                                break;
-                            }
-                } else if (kind == 1) {
-                    for (size_t i = 0; i < n; i++)
-                        if (rbuf[i] != pattern(root, i, it)) {
-                            errors++;
-                            break;
-                        }
-                } else {
-                    for (size_t i = 0; i < n; i++) {
-                        int exp = 0;
-                        for (int r = 0; r < size; r++)
-                            exp += pattern(r, i, it);
-                        if (((int *) rbuf)[i] != exp) {
-                            errors++;
-                            break;
-                        }
+    for (int coll = 0; coll < NCOLL; coll++) {
+        if (!do_coll[coll])
+            continue;
+        /* enum values of the requested algorithms for this collective */
+        for (int a = 0; a < nalgs; a++) {
+            algs[a].value = -1;
+            if (algs[a].env)
+                continue;
+            if (!strcmp(algs[a].name, "default"))
+                algs[a].value = 0;      /* without the CVARs: no writes, same thing */
+            else if (cv_alg[coll].found)
+                algs[a].value = enum_value(cv_alg[coll].desc, algs[a].name);
+        }
+        if (cv_alg[coll].found && enum_value(cv_alg[coll].desc, "auto") != 0)
+            die("cannot read the algorithm values from the MPI_T description");
+
+        pool_t P;
+        P.sbytes = max + 8;
+        P.rbytes = coll == AG ? max * size : max + 8;
+        size_t stride_max = ((P.sbytes + 4095) & ~(size_t) 4095) + ((P.rbytes + 4095) & ~(size_t) 4095);
+        P.pool_bytes = pool_min > 2 * stride_max ? pool_min : pool_min ? 2 * stride_max : stride_max;
+        P.pool = malloc(P.pool_bytes);
+        if (!P.pool) {
+            fprintf(stderr, "coll_bench: out of memory for %zu bytes\n", P.pool_bytes);
+            MPI_Abort(MPI_COMM_WORLD, 1);
+        }
+        memset(P.pool, 0, P.pool_bytes);        /* fault every page in before timing */
+
+        size_t last_bytes = 0;
+        for (size_t bytes = min; bytes <= max; bytes *= step) {
+            /* allreduce works on ints: round to whole ints, skip repeats */
+            size_t n = coll == AR ? (bytes + sizeof(int) - 1) / sizeof(int) : bytes;
+            size_t real = coll == AR ? n * sizeof(int) : bytes;
+            if (real > max + (coll == AR ? 3 : 0) || real == last_bytes)
+                continue;
+            last_bytes = real;
+            P.sbytes = coll == AR ? real : bytes;
+            P.rbytes = coll == AG ? bytes * size : coll == AR ? real : 0;
+            P.stride = ((P.sbytes + 4095) & ~(size_t) 4095) + ((P.rbytes + 4095) & ~(size_t) 4095);
+            P.nsets = pool_min ? (long) (P.pool_bytes / P.stride) : 1;
+            if (P.nsets > 65536)
+                P.nsets = 65536;
+
+            if (progress && rank == 0)
+                fprintf(stderr, "  %-9s %9zu B:", coll_name[coll], real);
+            for (int ai = 0; ai < nalgs; ai++) {
+                alg_t *a = &algs[ai];
+                char status[160] = "ok";
+                int iters = iters_for(bytes, base_iters), warm = warmup, done = 0;
+                long errors = 0, seq = 0;
+                double t = 0, mean = 0, tmin = 0, tmax = 0, tsum = 0, nb = -1;
+
+                if (!a->env && a->value < 0 && known_elsewhere(a->name, coll))
+                    continue;   /* e.g. brucks with -c all: an allgather algorithm */
+                if (!a->env && a->value < 0) {
+                    snprintf(status, sizeof status, "n/a:no such algorithm for %s",
+                             coll_name[coll]);
+                } else if (!a->env && a->value > 0 && fallback_error < 0) {
+                    snprintf(status, sizeof status, "n/a:no MPIR_CVAR_COLLECTIVE_FALLBACK");
+                }
+                if (strcmp(status, "ok"))
+                    iters = warm = 0;
+                if (warm > iters)
+                    warm = iters;
+                if (warm < 1 && iters > 0)
+                    warm = 1;
+
+                for (long s = 0; s < P.nsets; s++)
+                    fill(coll, &P, n, s);
+
+                /* the first call tells whether the algorithm can run here */
+                if (warm > 0) {
+                    int rc, bad, anybad;
+                    MPI_Barrier(comm);
+                    select_alg(coll, a);
+                    rc = call(coll, &P, n, seq);
+                    select_alg(coll, NULL);
+                    bad = rc != MPI_SUCCESS;
+                    MPI_Allreduce(&bad, &anybad, 1, MPI_INT, MPI_MAX, comm);
+                    if (anybad) {
+                        char msg[MPI_MAX_ERROR_STRING] = "failed on another process";
+                        int len;
+                        if (bad)
+                            MPI_Error_string(rc, msg, &len);
+                        /* rank 0 reports; pass its reason on if it was fine */
+                        /* the last line of MPICH's error stack says why */
+                        char *why = msg;
+                        for (char *c = msg; *c; c++)
+                            if (*c == '\n' && c[1])
+                                why = c + 1;
+                        for (char *c = why; *c; c++)
+                            if (*c == ',' || *c == '\n')
+                                *c = ';';
+                        snprintf(status, sizeof status, "n/a:%.150s", why);
+                        iters = warm = 0;
+                    } else {
+                        if (validate)
+                            errors += check(coll, &P, n, seq);
+                        fill(coll, &P, n, seq + P.nsets);
+                        seq++;
+                    }
+                }
+                /* warm-up; its mean decides how many calls fit the budget */
+                double tw = 0;
+                for (int w = 1; w < warm; w++, seq++) {
+                    MPI_Barrier(comm);
+                    select_alg(coll, a);
+                    double t0 = MPI_Wtime();
+                    if (call(coll, &P, n, seq) != MPI_SUCCESS)
+                        die("collective failed during warm-up");
+                    tw += MPI_Wtime() - t0;
+                    select_alg(coll, NULL);
+                    if (validate)
+                        errors += check(coll, &P, n, seq);
+                    fill(coll, &P, n, seq + P.nsets);
+                }
+                if (budget > 0 && warm > 1 && iters > 3) {
+                    double est = tw / (warm - 1), mx;
+                    MPI_Allreduce(&est, &mx, 1, MPI_DOUBLE, MPI_MAX, comm);
+                    if (mx * iters > budget) {
+                        int fit = (int) (budget / mx);
+                        iters = fit < 3 ? 3 : fit;
+                    }
+                }
+                double *times = malloc((iters > 0 ? iters : 1) * sizeof(double));
+                long long rt0 = rank == 0 ? tcp_retrans() : -1;
+                for (int it = 0; it < iters && warm > 0; it++, seq++) {
+                    MPI_Barrier(comm);
+                    select_alg(coll, a);
+                    double t0 = MPI_Wtime();
+                    if (call(coll, &P, n, seq) != MPI_SUCCESS)
+                        die("collective failed");
+                    times[it] = MPI_Wtime() - t0;
+                    t += times[it];
+                    select_alg(coll, NULL);
+                    if (validate)
+                        errors += check(coll, &P, n, seq);
+                    fill(coll, &P, n, seq + P.nsets);
+                    done++;
+                }
+                long long rt1 = rank == 0 ? tcp_retrans() : -1;
+                /* median over calls of the slowest process: a stray TCP
+                 * retransmission (200 ms) or preemption moves it little */
+                double med = 0;
+                if (done > 0) {
+                    double *tmaxs = rank == 0 ? malloc(done * sizeof(double)) : NULL;
+                    MPI_Reduce(times, tmaxs, done, MPI_DOUBLE, MPI_MAX, 0, comm);
+                    if (rank == 0) {
+                        qsort(tmaxs, done, sizeof(double), cmp_double);
+                        med = (done % 2 ? tmaxs[done / 2] :
+                               (tmaxs[done / 2 - 1] + tmaxs[done / 2]) / 2) * 1e6;
+                        free(tmaxs);
+                    }
+                }
+                free(times);
+                if (netcalls > 0 && !strcmp(status, "ok") && done > 0) {
+                    int K = netcalls;
+                    if (coll == BC)     /* every process a root equally often */
+                        K = ((K + size - 1) / size) * size;
+                    nb = net_bytes(coll, a, &P, n, &seq, K);
+                }
+                if (!strcmp(status, "ok") && done == 0 && base_iters > 0)
+                    snprintf(status, sizeof status, "n/a:no calls");
+                mean = done ? t / done * 1e6 : 0.0;
+                long errsum = 0;
+                MPI_Reduce(&mean, &tmin, 1, MPI_DOUBLE, MPI_MIN, 0, comm);
+                MPI_Reduce(&mean, &tmax, 1, MPI_DOUBLE, MPI_MAX, 0, comm);
+                MPI_Reduce(&mean, &tsum, 1, MPI_DOUBLE, MPI_SUM, 0, comm);
+                MPI_Reduce(&errors, &errsum, 1, MPI_LONG, MPI_SUM, 0, comm);
+                if (rank == 0) {
+                    char nbs[32] = "", bds[32] = "", rts[32] = "";
+                    if (rt0 >= 0 && rt1 >= 0 && done > 0)
+                        snprintf(rts, sizeof rts, "%lld", rt1 - rt0);
+                    if (nb >= 0) {
+                        snprintf(nbs, sizeof nbs, "%.0f", nb);
+                        snprintf(bds, sizeof bds, "%.0f", net_bound(coll, real));
+                    }
+                    if (errsum && !strcmp(status, "ok"))
+                        snprintf(status, sizeof status, "fail:%ld wrong results", errsum);
+                    printf("%s,%s,%s,%d,%zu,%d,%.2f,%.2f,%.2f,%ld,%s,%d,%d,%s,%.2f,%s,%s,%s,%s\n",
+                           label, coll_name[coll], placement, size, real, done, tmin, tsum / size,
+                           tmax, errsum, a->name, nnodes, ppn, pool_min ? "cold" : "hot", med, rts,
+                           nbs, bds, status);
+                    fflush(stdout);
+                    if (progress) {
+                        if (!strcmp(status, "ok"))
+                            fprintf(stderr, " %s %.1fus", a->name, tsum / size);
+                        else
+                            fprintf(stderr, " %s %.20s", a->name, status);
                     }
                 }
             }
+            if (progress && rank == 0)
+                fprintf(stderr, "\n");
         }
-        double mean = iters ? t / iters * 1e6 : 0.0, tmin, tmax, tsum;
-        long errsum;
-        MPI_Reduce(&mean, &tmin, 1, MPI_DOUBLE, MPI_MIN, 0, comm);
-        MPI_Reduce(&mean, &tmax, 1, MPI_DOUBLE, MPI_MAX, 0, comm);
-        MPI_Reduce(&mean, &tsum, 1, MPI_DOUBLE, MPI_SUM, 0, comm);
-        MPI_Reduce(&errors, &errsum, 1, MPI_LONG, MPI_SUM, 0, comm);
-        if (rank == 0) {
-            printf("%s,%s,%s,%d,%zu,%d,%.2f,%.2f,%.2f,%ld\n", label, coll, placement, size,
-                   kind == 2 ? n * sizeof(int) : bytes, iters, tmin, tsum / size, tmax, errsum);
-            fflush(stdout);
-        }
+        free(P.pool);
     }
 
-    free(sbuf);
-    free(rbuf);
+    free(node_of);
+    free(node_size);
     MPI_Comm_free(&comm);
+    for (int k = 0; k < NCOLL; k++) {
+        if (cv_alg[k].found)
+            MPI_T_cvar_handle_free(&cv_alg[k].handle);
+        if (cv_dev[k].found)
+            MPI_T_cvar_handle_free(&cv_dev[k].handle);
+    }
+    if (cv_fallback.found)
+        MPI_T_cvar_handle_free(&cv_fallback.handle);
+    MPI_T_finalize();
     MPI_Finalize();
     return 0;
 }

@@ -1,0 +1,347 @@
+#!/bin/bash
+# The benchmark suite: one command times every allgather, bcast and allreduce
+# algorithm of this MPICH (ours, MPICH's stock ones and MPICH's default
+# selection) side by side, on one node and on emulated nodes in block, cyclic
+# and shuffled placements, counts the bytes each call puts on the emulated
+# network against the lower bound, runs the same benchmark under Open MPI
+# (default collectives and coll_han) as a peer, and writes a CSV, plots and a
+# markdown summary.
+#
+#   bench/run.sh [--quick | --smoke] [--np "2 4"] [--max BYTES] [--nodes N]
+#                [--device ofi|ucx] [--out DIR] [--no-peers] [--no-plots]
+#                [--relaunch] [--budget SECONDS]
+#
+#   (default)  full sweep, 1 B to 16 MiB (4 MiB where ranks outnumber cores),
+#              about 20 minutes on 2 cores; writes DIR (bench/results/local)
+#   --quick    1 B to 1 MiB in steps of 4, 2 ranks only (a few minutes)
+#   --smoke    builds the benchmark and checks every algorithm on 2-4 ranks
+#              with validation and COLL_TRACE (under a minute); exit status
+#              non-zero on any wrong result, failure or silent fallback
+#   --relaunch one launch per algorithm with environment CVARs instead of
+#              switching algorithms through MPI_T inside one launch
+#
+# Algorithms are switched inside each launch through MPI_T (see
+# bench/coll_bench.c); every result is validated. Emulated nodes are
+# MPIR_CVAR_NUM_CLIQUES on ch4:ofi with FI_PROVIDER=tcp, so their traffic
+# crosses the loopback interface; each launch runs in a private network
+# namespace (unshare -n) where one is available, so the loopback counters see
+# this launch alone and nothing can reach a network.
+set -eu
+
+top=$(cd "$(dirname "$0")/.." && pwd)
+mode=full
+nps=
+max=
+nodes=2
+dev=ofi
+out=
+peers=yes
+plots=yes
+relaunch=no
+budget=
+cmdline="bench/run.sh $*"
+while [ $# -gt 0 ]; do
+    case $1 in
+        --quick) mode=quick ;;
+        --smoke) mode=smoke ;;
+        --np) nps=$2; shift ;;
+        --max) max=$2; shift ;;
+        --nodes) nodes=$2; shift ;;
+        --device) dev=$2; shift ;;
+        --out) out=$2; shift ;;
+        --no-peers) peers=no ;;
+        --no-plots) plots=no ;;
+        --relaunch) relaunch=yes ;;
+        --budget) budget=$2; shift ;;
+        -h|--help) sed -n '2,30p' "$0"; exit 0 ;;
+        *) echo "run.sh: unknown option '$1' (--help)" >&2; exit 2 ;;
+    esac
+    shift
+done
+
+ncores=$(nproc 2>/dev/null || echo 2)
+prefix=$top/install-$dev
+if [ ! -x "$prefix/bin/mpiexec" ] || [ ! -x "$prefix/bin/mpicc" ]; then
+    echo "run.sh: no MPICH in $prefix; build it first (./demo.sh or ./check.sh)" >&2
+    exit 1
+fi
+
+# ---------------------------------------------------------------- settings
+ALG_AG="default brucks recursive_doubling ring topo_ring topo_pipeline topo_multileader"
+ALG_BC="default binomial scatter_recursive_doubling_allgather scatter_ring_allgather topo_tree topo_pipeline"
+ALG_AR="default recursive_doubling reduce_scatter_allgather topo_pipeline"
+case $mode in
+    full)  : "${nps:=2 4}"; step=2; iters=100; warm=5; : "${budget:=0.4}"; netcalls=4; tmo=1800 ;;
+    quick) : "${nps:=2}"; step=4; iters=50; warm=3; : "${budget:=0.2}"; netcalls=4; tmo=600 ;;
+    smoke) step=64; iters=2; warm=1; : "${budget:=0}"; netcalls=2; peers=no; plots=no; tmo=60 ;;
+esac
+if [ -z "$out" ]; then
+    if [ $mode = smoke ]; then out=$top/build-bench/smoke; else out=$top/bench/results/local; fi
+fi
+mkdir -p "$out"
+out=$(cd "$out" && pwd)
+work=$top/build-bench/$dev
+mkdir -p "$work"
+csv=$out/bench.csv
+log=$out/log.txt
+cmds=$out/commands.txt
+: >"$log"
+: >"$cmds"
+say() { echo "$*" | tee -a "$log" >&2; }
+
+# max bytes per process for a case: smaller where ranks outnumber cores
+max_for() {     # np
+    if [ -n "$max" ]; then echo "$max"
+    elif [ $mode = smoke ]; then echo 262144
+    elif [ $mode = quick ]; then echo 1048576
+    elif [ "$1" -gt "$ncores" ]; then echo 4194304
+    else echo 16777216; fi
+}
+step_for() {    # np
+    if [ "$1" -gt "$ncores" ] && [ $mode = full ]; then echo 4; else echo $step; fi
+}
+
+# ---------------------------------------------------------------- build
+bin=$work/coll_bench
+"$prefix/bin/mpicc" -O2 -std=c99 -o "$bin" "$top/bench/coll_bench.c"
+ompibin=
+if [ $peers = yes ]; then
+    if command -v mpicc.openmpi >/dev/null 2>&1 && command -v mpirun.openmpi >/dev/null 2>&1; then
+        ompibin=$work/coll_bench-openmpi
+        mpicc.openmpi -O2 -std=c99 -o "$ompibin" "$top/bench/coll_bench.c"
+    else
+        say "note: Open MPI not installed (bench/install-peers.sh); no peer runs"
+        peers=no
+    fi
+fi
+
+# a private network namespace per launch, if we may make one
+netns=no
+if command -v unshare >/dev/null 2>&1 && command -v ip >/dev/null 2>&1 &&
+    unshare -n sh -c 'ip link set lo up' >/dev/null 2>&1; then
+    netns=yes
+fi
+[ "$dev" = ofi ] || say "note: ch4:$dev: traffic between emulated nodes may not cross loopback; no byte counts"
+
+fakedir=$(mktemp -d "${TMPDIR:-/tmp}/bench-nodes.XXXXXX")
+trap 'rm -rf "$fakedir"' EXIT
+
+# ---------------------------------------------------------------- launching
+failures=0
+ncase=0
+t_start=$(date +%s)
+echo "label,collective,placement,nprocs,bytes,iterations,min_us,avg_us,max_us,errors,algorithm,nodes,ppn,cache,med_us,tcp_retrans,net_bytes,net_bound,status" >"$csv"
+
+# run LABEL ENV... -- COMMAND...: one launch, CSV rows appended, progress shown
+run() {
+    label=$1
+    shift
+    envs=()
+    while [ "$1" != -- ]; do envs+=("$1"); shift; done
+    shift
+    echo "${envs[*]} $*" >>"$cmds"
+    local wrap=()
+    if [ $netns = yes ]; then
+        wrap=(unshare -n sh -c 'ip link set lo up && exec "$@"' sh)
+    fi
+    local tmp=$work/launch.out rc
+    # CSV to a file; stderr (progress, trace) to the terminal and the log
+    # --foreground: an interrupt of run.sh reaches mpiexec and its processes
+    env "${envs[@]}" timeout --foreground -k 10 $tmo "${wrap[@]}" "$@" 2>&1 >"$tmp" | tee -a "$log" >&2
+    rc=${PIPESTATUS[0]}
+    grep -v '^label,' "$tmp" >>"$csv" || true
+    if [ $rc != 0 ]; then
+        failures=$((failures + 1))
+        say "FAILED ($label, exit $rc): ${envs[*]} $*"
+    fi
+    return 0
+}
+
+# the emulated placement: env for MPICH, host and rank files for Open MPI
+mpich_env() {   # nn placement
+    local e=(FI_PROVIDER=tcp)
+    if [ "$1" -gt 1 ]; then
+        e+=(MPIR_CVAR_NUM_CLIQUES="$1")
+        [ "$2" = cyclic ] || e+=(MPIR_CVAR_CLIQUES_BY_BLOCK=1)
+    fi
+    echo "${e[@]}"
+}
+ompi_files() {  # np nn placement -> $work/hosts, $work/ranks
+    local np=$1 nn=$2 pl=$3 ppn=$(( ($1 + $2 - 1) / $2 )) r node
+    : >"$work/hosts"
+    for ((node = 0; node < nn; node++)); do echo "n$node slots=$ppn" >>"$work/hosts"; done
+    : >"$work/ranks"
+    for ((r = 0; r < np; r++)); do
+        if [ "$pl" = cyclic ]; then node=$((r % nn)); else node=$((r / ppn)); fi
+        # the same cores as mpiexec -bind-to core gives rank r
+        echo "rank $r=n$node slot=$((r % ncores))" >>"$work/ranks"
+    done
+}
+
+bench_args() {  # np placement cache
+    local np=$1 a=(-m 1 -M "$(max_for "$1")" -s "$(step_for "$1")" -i $iters -w $warm -T "$budget"
+        -p "$2" -v -P)
+    [ "$3" = cold ] && a+=(-o "$pool")
+    echo "${a[@]}"
+}
+
+l3=$(getconf LEVEL3_CACHE_SIZE 2>/dev/null || echo 0)
+case $l3 in ''|*[!0-9]*) l3=0 ;; esac
+[ "$l3" -gt 0 ] || l3=33554432
+pool=$((4 * l3))        # off-cache pool: 4x the last-level cache per process
+
+mpich_case() {  # np nn placement cache
+    local np=$1 nn=$2 pl=$3 cache=$4 k=0
+    [ "$nn" -gt 1 ] && [ "$dev" = ofi ] && k=$netcalls
+    local envs
+    read -r -a envs <<<"$(mpich_env "$nn" "$pl")"
+    [ $mode = smoke ] && envs+=(MPIR_CVAR_COLL_TRACE=1) && k=$((k > 0 ? 1 : 0))
+    local args
+    read -r -a args <<<"$(bench_args "$np" "$pl" "$cache")"
+    if [ $relaunch = no ]; then
+        local all
+        all=$(echo "$ALG_AG $ALG_BC $ALG_AR" | tr ' ' '\n' | awk '!seen[$0]++' | paste -sd, -)
+        run mpich "${envs[@]}" -- "$prefix/bin/mpiexec" -n "$np" -bind-to core "$bin" -c all \
+            -a "$all" -n $k -l mpich "${args[@]}"
+    else
+        local c C a
+        for c in allgather bcast allreduce; do
+            C=$(echo $c | tr a-z A-Z)
+            case $c in allgather) algs=$ALG_AG ;; bcast) algs=$ALG_BC ;; *) algs=$ALG_AR ;; esac
+            for a in $algs; do
+                local ae=()
+                [ $a = default ] || ae=(MPIR_CVAR_${C}_INTRA_ALGORITHM=$a MPIR_CVAR_${C}_DEVICE_COLLECTIVE=0
+                    MPIR_CVAR_COLLECTIVE_FALLBACK=error)
+                run mpich "${envs[@]}" "${ae[@]}" -- "$prefix/bin/mpiexec" -n "$np" -bind-to core \
+                    "$bin" -c $c -a env=$a -n $k -l mpich "${args[@]}"
+            done
+        done
+    fi
+}
+
+ompi_case() {   # np nn placement cache han
+    local np=$1 nn=$2 pl=$3 cache=$4 han=$5 k=0 label=openmpi
+    [ "$nn" -gt 1 ] && k=$netcalls
+    ompi_files "$np" "$nn" "$pl"
+    local o=(--oversubscribe --hostfile "$work/hosts" --rankfile "$work/ranks"
+        --mca plm_rsh_agent "$top/bench/fake-node-rsh.sh"
+        --mca btl self,vader,tcp --mca btl_tcp_if_include lo --mca oob_tcp_if_include lo)
+    [ "$(id -u)" = 0 ] && o+=(--allow-run-as-root)
+    # it cannot see that the emulated nodes share the cores: tell it to yield
+    [ "$np" -gt "$ncores" ] && o+=(--mca mpi_yield_when_idle 1)
+    if [ "$han" = yes ]; then
+        o+=(--mca coll_han_priority 100)
+        label=openmpi-han
+    fi
+    local args
+    read -r -a args <<<"$(bench_args "$np" "$pl" "$cache")"
+    run $label BENCH_FAKE_DIR="$fakedir" -- mpirun.openmpi "${o[@]}" -n "$np" "$ompibin" -c all \
+        -a default -n $k -l $label "${args[@]}"
+}
+
+# the cases: (np, nodes, placement, cache)
+cases=()
+first_np=
+[ $mode = smoke ] && nps=
+if [ $mode = smoke ]; then    # one node; one rank per node; cyclic with 2 per node
+    cases=("2 1 block hot" "$nodes $nodes block hot" "$((2 * nodes)) $nodes cyclic hot")
+fi
+for np in $nps; do
+    cases+=("$np 1 block hot")
+    if [ "$np" -ge "$nodes" ] && [ "$nodes" -gt 1 ]; then
+        if [ $((np / nodes)) -ge 2 ]; then
+            cases+=("$np $nodes block hot" "$np $nodes cyclic hot" "$np $nodes shuffle hot")
+        else
+            cases+=("$np $nodes block hot")
+        fi
+    fi
+    if [ $mode = full ] && [ -z "$first_np" ] && [ "$np" -le "$ncores" ]; then
+        first_np=$np
+        cases+=("$np 1 block cold")
+    fi
+done
+
+say "== bench/run.sh ($mode): ${#cases[@]} cases, MPICH ch4:$dev, peers: $peers, private netns: $netns, $ncores cores"
+say "   output: $out"
+i=0
+for c in "${cases[@]}"; do
+    read -r np nn pl cache <<<"$c"
+    i=$((i + 1))
+    over=""
+    [ "$np" -gt "$ncores" ] && over=" (oversubscribed: $np ranks on $ncores cores)"
+    say "== [$i/${#cases[@]}] $np ranks, $nn node(s), $pl, $cache cache$over, $(( $(date +%s) - t_start )) s so far"
+    say "   mpich-topo (ch4:$dev): MPICH default, stock and topology-aware algorithms"
+    mpich_case "$np" "$nn" "$pl" "$cache"
+    if [ $peers = yes ]; then
+        say "   Open MPI: default collectives"
+        ompi_case "$np" "$nn" "$pl" "$cache" no
+        if [ "$nn" -gt 1 ]; then        # coll_han steps aside on one node
+            say "   Open MPI: coll_han"
+            ompi_case "$np" "$nn" "$pl" "$cache" yes
+        fi
+    fi
+done
+elapsed=$(( $(date +%s) - t_start ))
+
+# ---------------------------------------------------------------- smoke check
+if [ $mode = smoke ]; then
+    bad=$(awk -F, 'NR > 1 && ($10 != 0 || $19 ~ /^fail/ || ($19 !~ /^ok/ && $11 ~ /^topo_/))' "$csv")
+    # every forced algorithm that ran must show in the trace as chosen by CVAR
+    missing=""
+    for ca in $(awk -F, 'NR > 1 && $19 == "ok" && $11 != "default" { print $2 ":" $11 }' "$csv" | sort -u); do
+        grep -Eq "mpich-topo: +${ca%%:*} +${ca#*:} +cvar" "$log" || missing="$missing $ca"
+    done
+    # nobody can beat the lower bound on the network
+    below=$(awk -F, 'NR > 1 && $17 != "" && $18 > 0 && $17 < 0.97 * $18' "$csv")
+    rows=$(($(wc -l <"$csv") - 1))
+    if [ -n "$bad" ] || [ -n "$missing" ] || [ -n "$below" ] || [ $failures != 0 ] || [ "$rows" -lt 50 ]; then
+        [ -n "$bad" ] && { echo "smoke: wrong results, failures or n/a of ours:"; echo "$bad"; }
+        [ -n "$missing" ] && echo "smoke: forced algorithms not seen in MPIR_CVAR_COLL_TRACE:$missing"
+        [ -n "$below" ] && { echo "smoke: network bytes below the lower bound:"; echo "$below"; }
+        echo "smoke: FAILED ($failures launches failed, $rows rows; $csv, $log)"
+        exit 1
+    fi
+    na=$(awk -F, 'NR > 1 && $19 ~ /^n\/a/' "$csv" | wc -l)
+    echo "smoke: ok ($rows measurements validated, $na n/a of stock algorithms, ${elapsed} s)"
+    exit 0
+fi
+
+# ---------------------------------------------------------------- report
+{
+    echo "date: $(date -u '+%Y-%m-%d %H:%M UTC')"
+    echo "command: $cmdline"
+    echo "duration_s: $elapsed"
+    echo "failed_launches: $failures"
+    echo "cores: $ncores"
+    echo "numa_nodes: $(lscpu 2>/dev/null | sed -n 's/^NUMA node(s): *//p')"
+    echo "cpu: $(lscpu 2>/dev/null | sed -n 's/^Model name: *//p' | head -1)"
+    echo "memory: $(awk '/MemTotal/ { printf "%.0f GiB", $2 / 1048576 }' /proc/meminfo)"
+    echo "kernel: $(uname -sr)"
+    echo "os: $(. /etc/os-release 2>/dev/null && echo "$PRETTY_NAME")"
+    echo "l3_bytes: $l3"
+    echo "offcache_pool_bytes: $pool"
+    echo "mpich: $("$prefix/bin/mpichversion" 2>/dev/null | sed -n 's/^MPICH Version: *//p') ch4:$dev (mpich-topo $(cd "$top" && git rev-parse --short HEAD 2>/dev/null)$(cd "$top" && git diff --quiet HEAD -- src maint 2>/dev/null || echo ', src modified'))"
+    echo "mpich_configure: $("$prefix/bin/mpichversion" 2>/dev/null | sed -n 's/^MPICH Configure: *//p')"
+    echo "libfabric: $(dpkg-query -W -f '${Version}' libfabric1 2>/dev/null || echo '?')"
+    if [ $peers = yes ]; then
+        echo "openmpi: $(ompi_info --version 2>/dev/null | head -1) (Debian $(dpkg-query -W -f '${Version}' libopenmpi3 2>/dev/null || echo '?'))"
+    fi
+    echo "netns: $netns"
+    echo "mode: $mode"
+    echo "switching: $([ $relaunch = yes ] && echo 'relaunch with environment CVARs' || echo 'MPI_T control variables inside one launch')"
+} >"$out/meta.txt"
+
+py=python3
+if [ $plots = yes ]; then
+    if /usr/bin/python3 -c 'import matplotlib' >/dev/null 2>&1; then
+        py=/usr/bin/python3
+    else
+        say "note: no matplotlib (bench/install-peers.sh installs python3-matplotlib); no plots"
+        plots=no
+    fi
+fi
+popt=()
+[ $plots = yes ] || popt=(--no-plots)
+"$py" "$top/bench/report.py" "$out" "${popt[@]}"
+say "== done in ${elapsed} s: $out/summary.md, $csv$([ $plots = yes ] && echo ", $out/plots/")"
+[ $failures = 0 ]

@@ -27,9 +27,48 @@
  * the leader's buffer (and their own node's blocks from their owners).
  *
  * topo_multileader (Kandalla et al.): the same shared-memory aggregation,
- * but leaders exchange with one allgatherv (recursive doubling or Bruck
- * for small totals, a ring for large ones), and local processes copy out after it;
- * no overlap inside a round. */
+ * but leaders exchange with one allgatherv (MPICH's choice: recursive
+ * doubling or Bruck for small totals, a ring for large ones), and local
+ * processes copy out after it; no overlap inside a round. */
+
+/* Kandalla's leader exchange: recursive doubling (power-of-two leader
+ * count) or Bruck for small totals, a ring for large ones.  Run as a
+ * nonblocking schedule so that our waiting loop, which yields, completes
+ * it. */
+static int leader_allgatherv(MPIDI_Topo_engine_t * e, char *buf, const MPI_Aint * counts,
+                             const MPI_Aint * displs, MPI_Aint total, MPIR_Errflag_t * errflag)
+{
+    int mpi_errno = MPI_SUCCESS, tag = -1, nn = e->nnodes;
+    MPIR_Comm *lc = e->leader_comm;
+    MPIR_Sched_t s = MPIR_SCHED_NULL;
+    MPIR_Request *req = NULL;
+
+    mpi_errno = MPIR_Sched_create(&s, MPIR_SCHED_KIND_REGULAR);
+    MPIR_ERR_CHECK(mpi_errno);
+    mpi_errno = MPIR_Sched_next_tag(lc, &tag);
+    MPIR_ERR_CHECK(mpi_errno);
+    MPIR_Sched_set_tag(s, tag);
+    if (total < MPIR_CVAR_ALLGATHER_LONG_MSG_SIZE && !(nn & (nn - 1)))
+        mpi_errno = MPIR_Iallgatherv_intra_sched_recursive_doubling(MPI_IN_PLACE, 0,
+                                                                    MPI_DATATYPE_NULL, buf,
+                                                                    counts, displs, MPI_BYTE,
+                                                                    lc, s);
+    else if (total < MPIR_CVAR_ALLGATHER_LONG_MSG_SIZE)
+        mpi_errno = MPIR_Iallgatherv_intra_sched_brucks(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, buf,
+                                                        counts, displs, MPI_BYTE, lc, s);
+    else
+        mpi_errno = MPIR_Iallgatherv_intra_sched_ring(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, buf,
+                                                      counts, displs, MPI_BYTE, lc, s);
+    MPIR_ERR_CHECK(mpi_errno);
+    mpi_errno = MPIR_Sched_start(s, lc, &req);
+    MPIR_ERR_CHECK(mpi_errno);
+    mpi_errno = MPIDI_Topo_waitall(e, 1, &req, errflag);
+
+  fn_exit:
+    return mpi_errno;
+  fn_fail:
+    goto fn_exit;
+}
 
 static int allgather_segment(MPIDI_Topo_engine_t * e, const MPIDI_Topo_tbuf_t * sb,
                              const MPIDI_Topo_tbuf_t * rb, MPI_Aint m, int multileader,
@@ -75,20 +114,7 @@ static int allgather_segment(MPIDI_Topo_engine_t * e, const MPIDI_Topo_tbuf_t * 
                     displs[x] = l->group_start[x * k + g] * len;
                     total += counts[x];
                 }
-                if (total < MPIR_CVAR_ALLGATHER_LONG_MSG_SIZE && !(nn & (nn - 1)))
-                    mpi_errno = MPIR_Allgatherv_intra_recursive_doubling(MPI_IN_PLACE, 0,
-                                                                         MPI_DATATYPE_NULL, slot,
-                                                                         counts, displs,
-                                                                         MPI_BYTE,
-                                                                         e->leader_comm, errflag);
-                else if (total < MPIR_CVAR_ALLGATHER_LONG_MSG_SIZE)
-                    mpi_errno = MPIR_Allgatherv_intra_brucks(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL,
-                                                             slot, counts, displs, MPI_BYTE,
-                                                             e->leader_comm, errflag);
-                else
-                    mpi_errno = MPIR_Allgatherv_intra_ring(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL,
-                                                           slot, counts, displs, MPI_BYTE,
-                                                           e->leader_comm, errflag);
+                mpi_errno = leader_allgatherv(e, slot, counts, displs, total, errflag);
                 MPIDI_TOPO_COLL_ERR(mpi_errno, mpi_errno_ret, errflag);
                 MPL_atomic_release_store_uint64(&me->avail, MPIDI_TOPO_PROG(r, nn));
             } else {
@@ -257,6 +283,21 @@ int MPIDI_Topo_allgather(const void *sendbuf, MPI_Aint sendcount, MPI_Datatype s
         goto fn_exit;
     }
 
+    if (e->flat) {
+        /* one process per node: the leaders' exchange alone, on comm (the
+         * choice by size of topo_multileader's leader step) */
+        if (p * m < MPIR_CVAR_ALLGATHER_LONG_MSG_SIZE && !(p & (p - 1)))
+            mpi_errno = MPIR_Allgather_intra_recursive_doubling(sendbuf, sendcount, sendtype,
+                                                                recvbuf, recvcount, recvtype,
+                                                                comm, errflag);
+        else if (p * m < MPIR_CVAR_ALLGATHER_LONG_MSG_SIZE)
+            mpi_errno = MPIR_Allgather_intra_brucks(sendbuf, sendcount, sendtype, recvbuf,
+                                                    recvcount, recvtype, comm, errflag);
+        else
+            mpi_errno = MPIR_Allgather_intra_ring(sendbuf, sendcount, sendtype, recvbuf,
+                                                  recvcount, recvtype, comm, errflag);
+        goto fn_exit;
+    }
     MPIDI_Topo_tbuf_init(&rb, recvbuf, p * recvcount, recvtype);
     if (sendbuf == MPI_IN_PLACE)
         MPIDI_Topo_tbuf_init(&sb, (char *) recvbuf + rank * recvcount * extent, recvcount,
@@ -275,7 +316,8 @@ int MPIDI_Topo_allgather(const void *sendbuf, MPI_Aint sendcount, MPI_Datatype s
         MPIR_ERR_CHECK(mpi_errno);
         MPIDI_Topo_tbuf_init(&sb, tmp + rank * m, m, MPI_BYTE);
     }
-    if (!multileader && e->cma && m >= MPIR_CVAR_TOPO_CMA_THRESHOLD) {
+    if (!multileader && e->cma && MPIR_CVAR_TOPO_CMA_THRESHOLD >= 0 &&
+        m >= MPIR_CVAR_TOPO_CMA_THRESHOLD) {
         char *recv = tmp ? tmp : rb.buf + rb.lb;
         if (sendbuf != MPI_IN_PLACE && !tmp)
             memcpy(recv + rank * m, sb.buf + sb.lb, m);

@@ -8,15 +8,37 @@
  * (MPIR_CVAR_ALLREDUCE_INTRA_ALGORITHM=topo_pipeline, Mamidala ch. 9)
  *
  * Rounds of c elements, c chosen so that the inputs of the largest node's
- * processes fit in a slot.  In round r each local process copies its input into its own
- * area of the slot; then process q reduces slice q (1/L of the round)
+ * processes fit in a slot.  In round r each local process copies its
+ * input into its own area of the slot; then process q reduces slice q (1/L of the round)
  * across all areas into area 0, starting with the area after its own so
  * that the processes do not all read the same area at once.  Leader g then
  * allreduces the g-th k-th of the round across nodes over its
  * leader communicator, in place in area 0, so each leader carries 1/k of
- * the node's traffic; everyone copies the result out.  Two slots let round r+1
- * fill while round r is reduced and drained.  Commutative ops only: the
- * local reduction order is not rank order. */
+ * the node's traffic; everyone copies the result out.  The leaders'
+ * step is nonblocking: round r crosses the network while the node drains
+ * round r-1 and fills and reduces round r+1 (two slots).  Commutative ops
+ * only: the local reduction order is not rank order. */
+
+/* area a of a slot holds the span of local process a's elements; element
+ * 0's base is the area minus true_lb */
+#define AREA(slot, a) ((slot) + (a) * stride - true_lb)
+
+/* the leaders' network step, used as is by both the rounds and the
+ * one-process-per-node case */
+static int allreduce_net(const void *sendbuf, void *recvbuf, MPI_Aint count,
+                         MPI_Datatype datatype, MPI_Op op, MPIR_Comm * comm,
+                         MPIR_Errflag_t * errflag)
+{
+    MPI_Aint tsize;
+
+    MPIR_Datatype_get_size_macro(datatype, tsize);
+    if (HANDLE_IS_BUILTIN(op) && count >= MPL_pof2(comm->local_size) &&
+        count * tsize > MPIR_CVAR_ALLREDUCE_SHORT_MSG_SIZE)
+        return MPIR_Allreduce_intra_reduce_scatter_allgather(sendbuf, recvbuf, count, datatype,
+                                                             op, comm, errflag);
+    return MPIR_Allreduce_intra_recursive_doubling(sendbuf, recvbuf, count, datatype, op, comm,
+                                                   errflag);
+}
 
 int MPIDI_Topo_allreduce_pipeline(const void *sendbuf, void *recvbuf, MPI_Aint count,
                                   MPI_Datatype datatype, MPI_Op op, MPIR_Comm * comm,
@@ -24,7 +46,8 @@ int MPIDI_Topo_allreduce_pipeline(const void *sendbuf, void *recvbuf, MPI_Aint c
 {
     int mpi_errno = MPI_SUCCESS, mpi_errno_ret = MPI_SUCCESS;
     MPIDI_Topo_engine_t *e;
-    MPI_Aint extent, c, R, true_lb, true_extent;
+    MPI_Aint extent, c, R, true_lb, true_extent, stride;
+    MPIR_Request *nreq[2] = { NULL, NULL };
     int is_contig, L, me_l, k, g;
     uint64_t base;
     MPIDI_Topo_ctrl_t *me;
@@ -59,6 +82,10 @@ int MPIDI_Topo_allreduce_pipeline(const void *sendbuf, void *recvbuf, MPI_Aint c
         *why_not = e->why_not;
         goto fn_exit;
     }
+    if (e->flat) {
+        mpi_errno = allreduce_net(sendbuf, recvbuf, count, datatype, op, comm, errflag);
+        goto fn_exit;
+    }
     L = e->local_size;
     me_l = e->local_rank;
     k = e->k;
@@ -73,76 +100,82 @@ int MPIDI_Topo_allreduce_pipeline(const void *sendbuf, void *recvbuf, MPI_Aint c
     base = e->round;
     e->round += R;
     me = MPIDI_TOPO_CTRL(e, me_l);
+    stride = c * extent;        /* bytes between areas */
     rbuf = (char *) recvbuf;
     sbuf = sendbuf == MPI_IN_PLACE ? rbuf : (const char *) sendbuf;
 
-    for (MPI_Aint i = 0; i < R; i++) {
-        uint64_t r = base + 1 + i;
-        MPI_Aint off = i * c, n = MPL_MIN(c, count - off);
-        char *slot = MPIDI_TOPO_SLOT(e, r);
-        MPI_Aint stride = c * extent;   /* bytes between areas */
-        /* area a holds the span of its elements; element 0's base is area - true_lb */
-#define AREA(a) (slot + (a) * stride - true_lb)
-        MPI_Aint s0 = n * me_l / L, s1 = n * (me_l + 1) / L;
+    /* Round r's network step runs (nonblocking, progressed by our waits)
+     * while the node copies round r-1 out and fills round r+1: iteration i
+     * does the local part of round i and the copy-out of round i-1. */
+    for (MPI_Aint i = 0; i <= R; i++) {
+        if (i < R) {
+            uint64_t r = base + 1 + i;
+            MPI_Aint off = i * c, n = MPL_MIN(c, count - off);
+            char *slot = MPIDI_TOPO_SLOT(e, r);
+            MPI_Aint s0 = n * me_l / L, s1 = n * (me_l + 1) / L;
 
-        if (r > MPIDI_TOPO_NSLOTS)
-            MPIDI_TOPO_WAIT_ALL(e, done, 0, L, r - MPIDI_TOPO_NSLOTS);
-        memcpy(slot + me_l * stride, sbuf + off * extent + true_lb, (n - 1) * extent + true_extent);
-        MPL_atomic_release_store_uint64(&me->arrive, r);
+            if (r > MPIDI_TOPO_NSLOTS)
+                MPIDI_TOPO_WAIT_ALL(e, done, 0, L, r - MPIDI_TOPO_NSLOTS);
+            memcpy(slot + me_l * stride, sbuf + off * extent + true_lb,
+                   (n - 1) * extent + true_extent);
+            MPL_atomic_release_store_uint64(&me->arrive, r);
 
-        /* my slice, reduced across the areas into area 0 */
-        MPIDI_TOPO_WAIT_ALL(e, arrive, 0, L, r);
-        if (s1 > s0) {
-            for (int j = 0; j < L; j++) {
+            /* my slice, reduced across the areas into area 0 */
+            MPIDI_TOPO_WAIT_ALL(e, arrive, 0, L, r);
+            for (int j = 0; j < L && s1 > s0; j++) {
                 int a = (me_l + j) % L;
                 if (a == 0)
                     continue;
-                mpi_errno = MPIR_Reduce_local(AREA(a) + s0 * extent, AREA(0) + s0 * extent,
-                                              s1 - s0, datatype, op);
+                mpi_errno = MPIR_Reduce_local(AREA(slot, a) + s0 * extent,
+                                              AREA(slot, 0) + s0 * extent, s1 - s0, datatype, op);
                 MPIR_ERR_CHECK(mpi_errno);
             }
-        }
-        MPL_atomic_release_store_uint64(&me->reduced, r);
+            MPL_atomic_release_store_uint64(&me->reduced, r);
 
-        if (e->is_leader) {
-            /* leader g's share of the round is the same element range on
-             * every node, whatever the node sizes */
-            MPI_Aint g0 = n * g / k, g1 = n * (g + 1) / k;
-            MPIDI_TOPO_WAIT_ALL(e, reduced, 0, L, r);
-            if (e->leader_comm && g1 > g0) {
-                char *part = AREA(0) + g0 * extent;
-                int builtin = HANDLE_IS_BUILTIN(op);
-                if (builtin && g1 - g0 >= MPL_pof2(e->nnodes) &&
-                    (g1 - g0) * extent > MPIR_CVAR_ALLREDUCE_SHORT_MSG_SIZE)
-                    mpi_errno = MPIR_Allreduce_intra_reduce_scatter_allgather(MPI_IN_PLACE, part,
-                                                                              g1 - g0, datatype,
-                                                                              op,
-                                                                              e->leader_comm,
-                                                                              errflag);
-                else
-                    mpi_errno = MPIR_Allreduce_intra_recursive_doubling(MPI_IN_PLACE, part,
-                                                                        g1 - g0, datatype, op,
-                                                                        e->leader_comm, errflag);
-                MPIDI_TOPO_COLL_ERR(mpi_errno, mpi_errno_ret, errflag);
+            if (e->is_leader) {
+                /* leader g's share of the round is the same element range
+                 * on every node, whatever the node sizes */
+                MPI_Aint g0 = n * g / k, g1 = n * (g + 1) / k;
+                MPIDI_TOPO_WAIT_ALL(e, reduced, 0, L, r);
+                if (e->leader_comm && g1 > g0) {
+                    mpi_errno = MPIR_Iallreduce_impl(MPI_IN_PLACE, AREA(slot, 0) + g0 * extent,
+                                                     g1 - g0, datatype, op, e->leader_comm,
+                                                     &nreq[r % 2]);
+                    MPIDI_TOPO_COLL_ERR(mpi_errno, mpi_errno_ret, errflag);
+                }
             }
-            MPL_atomic_release_store_uint64(&me->avail, MPIDI_TOPO_PROG(r, 1));
         }
+        if (i > 0) {
+            uint64_t r = base + i;
+            MPI_Aint off = (i - 1) * c, n = MPL_MIN(c, count - off);
+            char *slot = MPIDI_TOPO_SLOT(e, r);
 
-        for (int gg = 0; gg < k; gg++)
-            MPIDI_TOPO_WAIT_GE(e, &MPIDI_TOPO_CTRL(e, e->leader_local[gg])->avail,
-                               MPIDI_TOPO_PROG(r, 1));
-        if (is_contig && extent == true_extent)
-            memcpy(rbuf + off * extent + true_lb, slot, n * extent);
-        else {
-            /* leave the user's holes alone */
-            mpi_errno = MPIR_Localcopy(AREA(0), n, datatype, rbuf + off * extent, n, datatype);
-            MPIR_ERR_CHECK(mpi_errno);
+            if (e->is_leader) {
+                mpi_errno = MPIDI_Topo_waitall(e, 1, &nreq[r % 2], errflag);
+                MPIDI_TOPO_COLL_ERR(mpi_errno, mpi_errno_ret, errflag);
+                MPL_atomic_release_store_uint64(&me->avail, MPIDI_TOPO_PROG(r, 1));
+            }
+            for (int gg = 0; gg < k; gg++)
+                MPIDI_TOPO_WAIT_GE(e, &MPIDI_TOPO_CTRL(e, e->leader_local[gg])->avail,
+                                   MPIDI_TOPO_PROG(r, 1));
+            if (is_contig && extent == true_extent)
+                memcpy(rbuf + off * extent + true_lb, slot, n * extent);
+            else {
+                /* leave the user's holes alone */
+                mpi_errno = MPIR_Localcopy(AREA(slot, 0), n, datatype, rbuf + off * extent, n,
+                                           datatype);
+                MPIR_ERR_CHECK(mpi_errno);
+            }
+            MPL_atomic_release_store_uint64(&me->done, r);
         }
-#undef AREA
-        MPL_atomic_release_store_uint64(&me->done, r);
     }
 
   fn_exit:
+    /* only after an error can a network step still be pending */
+    for (int j = 0; j < 2; j++)
+        if (nreq[j]) {
+            MPIDI_Topo_waitall(e, 1, &nreq[j], errflag);
+        }
     return mpi_errno_ret ? mpi_errno_ret : mpi_errno;
   fn_fail:
     goto fn_exit;

@@ -15,7 +15,7 @@
  *  - segment mode: the root (on its node) or the chunk's leader (elsewhere)
  *    puts the chunk in a slot of the node segment and raises a counter; the
  *    others copy it out.  Two slots let filling and emptying overlap.
- *  - direct mode (CMA, messages >= MPIR_CVAR_TOPO_CMA_THRESHOLD): leaders
+ *  - direct mode (CMA, messages >= MPIR_CVAR_TOPO_BCAST_CMA_THRESHOLD): leaders
  *    receive straight into their user buffer and the others read each
  *    chunk from there (or from the root's buffer) with one
  *    process_vm_readv: one copy instead of two.
@@ -222,6 +222,16 @@ int MPIDI_Topo_bcast_pipeline(void *buffer, MPI_Aint count, MPI_Datatype datatyp
         *why_not = e->why_not;
         goto fn_exit;
     }
+    if (e->flat) {
+        /* one process per node: the network step alone, as MPICH would
+         * run it on comm */
+        if (m < MPIR_CVAR_BCAST_SHORT_MSG_SIZE)
+            mpi_errno = MPIR_Bcast_intra_binomial(buffer, count, datatype, root, comm, errflag);
+        else
+            mpi_errno = MPIR_Bcast_intra_scatter_ring_allgather(buffer, count, datatype, root,
+                                                                comm, errflag);
+        goto fn_exit;
+    }
     MPIDI_Topo_tbuf_init(&tb, buffer, count, datatype);
     /* non-contiguous types through a contiguous copy, packed/unpacked once
      * (see MPIDI_Topo_allgather) */
@@ -235,7 +245,8 @@ int MPIDI_Topo_bcast_pipeline(void *buffer, MPI_Aint count, MPI_Datatype datatyp
             MPIR_ERR_CHECK(mpi_errno);
         }
     }
-    if (e->cma && m >= MPIR_CVAR_TOPO_CMA_THRESHOLD) {
+    if (e->cma && MPIR_CVAR_TOPO_BCAST_CMA_THRESHOLD >= 0 &&
+        m >= MPIR_CVAR_TOPO_BCAST_CMA_THRESHOLD) {
         mpi_errno = bcast_direct(e, buf, m, root, comm, errflag);
     } else {
         MPIDI_Topo_tbuf_t cb;

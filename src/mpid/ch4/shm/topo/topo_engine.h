@@ -51,6 +51,8 @@ typedef struct MPIDI_Topo_engine {
     int local_size, local_rank;
     int max_local_size;         /* largest node of the communicator */
     int is_leader;
+    int flat;                   /* one process per node on every node: only the
+                                 * network step runs, on comm itself */
     int *leader_local;          /* k entries: local index of each group's leader */
     int *group_lo;              /* k+1 entries: local index range of each group */
 
@@ -124,7 +126,5 @@ int MPIDI_Topo_tbuf_unpack(const MPIDI_Topo_tbuf_t * t, MPI_Aint off, const void
             mpi_errno = MPI_SUCCESS;                                            \
         }                                                                       \
     } while (0)
-
-extern int MPIDI_Topo_cma_threshold(void);
 
 #endif /* TOPO_ENGINE_H_INCLUDED */

@@ -223,6 +223,16 @@ run_device() {      # device
     if [ $sel_rc != 0 ] && [ "$tally_failed" = 0 ]; then
         note_result "ch4:$dev selection.sh exited $sel_rc" 1
     fi
+    # memcheck of the engine algorithms (ofi: its tcp provider runs cleanly
+    # under valgrind; about a minute)
+    if [ "$dev" = ofi ]; then
+        sh "$top/test/topo/valgrind.sh" "$dev" >"$builddir/valgrind.log" 2>&1
+        vg_rc=$?
+        tally "$builddir/valgrind.log" "ch4:$dev valgrind"
+        if [ $vg_rc != 0 ] && [ "$tally_failed" = 0 ]; then
+            note_result "ch4:$dev valgrind.sh exited $vg_rc" 1
+        fi
+    fi
     topo_check_shm_leaks "ch4:$dev" || note_result "ch4:$dev left segments in /dev/shm" 1
 }
 

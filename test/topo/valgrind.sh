@@ -10,11 +10,11 @@ coll=$top/build-$dev/mpich/test/mpi/coll
 command -v valgrind >/dev/null || { echo "valgrind not installed" >&2; exit 2; }
 [ "$dev" = ofi ] && export FI_PROVIDER=tcp
 logs=$(mktemp -d)
-make -s -C "$coll" allgather2 bcasttest allred topo_bcast >/dev/null 2>&1 || { echo "cannot build tests" >&2; exit 2; }
+make -s -C "$coll" allgather2 bcasttest allred topo_bcast topo_allreduce >/dev/null 2>&1 || { echo "cannot build tests" >&2; exit 2; }
 alg="-env MPIR_CVAR_ALLGATHER_INTRA_ALGORITHM topo_pipeline -env MPIR_CVAR_BCAST_INTRA_ALGORITHM topo_pipeline"
 alg="$alg -env MPIR_CVAR_ALLREDUCE_INTRA_ALGORITHM topo_pipeline -env MPIR_CVAR_COLLECTIVE_FALLBACK error"
 fail=0 n=0
-for t in "allgather2" "bcasttest" "allred -count=100" "topo_bcast"; do
+for t in "allgather2" "bcasttest" "allred -count=100" "topo_bcast" "topo_allreduce -noncommutative=0"; do
     for cl in 1 2; do
         n=$((n + 1))
         # shellcheck disable=SC2086

@@ -6,16 +6,18 @@
  * that times several algorithms against each other in one run.
  *
  *   coll_bench [-c COLL[,COLL...]|all] [-a ALG[,ALG...]] [-m MIN] [-M MAX] [-s STEP]
- *              [-i ITERS] [-w WARMUP] [-T SECONDS] [-p block|cyclic|shuffle|reverse]
+ *              [-i ITERS] [-w WARMUP] [-T SECONDS] [-R ROUNDS] [-p block|cyclic|shuffle|reverse]
  *              [-o POOL_BYTES] [-n NETCALLS] [-I IFACE] [-v] [-l LABEL] [-H] [-P]
  *
  * Sizes are bytes per process (allgather: each contribution; bcast and
  * allreduce: the message), from MIN to MAX multiplied by STEP (2).  Iterations
  * shrink with size: ITERS up to 8 KiB, halved for every doubling above, at
- * least 5 (fewer only if ITERS is smaller; -i 0 -w 0 makes no calls at all).
- * -T caps the time spent per size and algorithm (estimated from the warm-up,
- * at least 3 timed calls).  Each call is timed alone after a barrier; the CSV
- * reports the min, avg and max over processes of each process' mean.
+ * least 10 (or ITERS if smaller; -i 0 -w 0 makes no calls at all).  -T caps
+ * the time per size and algorithm (estimated from the warm-up, at least 3
+ * timed calls).  Each call is timed alone after a barrier.  -R ROUNDS
+ * measures every size ROUNDS times, the algorithms interleaved, and keeps
+ * each algorithm's best round (by median), so that a burst of load from
+ * elsewhere spoils one round rather than one algorithm.
  *
  * Algorithms (-a) are switched inside the run through the MPI_T control
  * variable interface: MPIR_<Coll>_impl in MPICH reads
@@ -88,6 +90,7 @@ typedef struct {
 
 static MPI_Comm comm;
 static int rank, size, nnodes, ppn, validate, progress;
+static size_t pool_min;         /* off-cache pool, 0: hot */
 static int *node_of;            /* node index of each rank of comm */
 static int *node_size;
 static cvar_t cv_alg[NCOLL], cv_dev[NCOLL], cv_fallback;
@@ -332,12 +335,10 @@ static double net_bound(int coll, size_t m)
 
 static int iters_for(size_t bytes, int base)
 {
-    int it = base;
-    if (base <= 0)
-        return 0;       /* zero calls: baseline for traffic measured outside */
-    for (size_t b = 8192; b < bytes && it > 5; b *= 2)
+    int it = base, floor = base < 10 ? base : 10;
+    for (size_t b = 8192; b < bytes && it > floor; b *= 2)
         it /= 2;
-    return it < 5 && base >= 5 ? 5 : it;
+    return it < floor ? floor : it;
 }
 
 /* Detect the node of every rank and how ranks lie over the nodes. */
@@ -414,6 +415,131 @@ static int cmp_double(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
+/* What one round of one algorithm at one size gave; the times and the
+ * error count are valid on rank 0 (the status everywhere). */
+typedef struct {
+    char status[160];
+    int done;
+    long errors;
+    double tmin, tavg, tmax, med;
+    long long retrans;
+} result_t;
+
+static int base_iters = 200, warmup = 5, netcalls, rounds = 1;
+static double budget;
+
+/* Whether the call failed anywhere; if so, why (for the CSV). */
+static int failed_anywhere(int rc, char *status, size_t len)
+{
+    int bad = rc != MPI_SUCCESS, anybad;
+    MPI_Allreduce(&bad, &anybad, 1, MPI_INT, MPI_MAX, comm);
+    if (!anybad)
+        return 0;
+    char msg[MPI_MAX_ERROR_STRING] = "failed on another process";
+    int mlen;
+    if (bad)
+        MPI_Error_string(rc, msg, &mlen);
+    /* the last line of MPICH's error stack says why */
+    char *why = msg;
+    for (char *c = msg; *c; c++)
+        if (*c == '\n' && c[1])
+            why = c + 1;
+    for (char *c = why; *c; c++)
+        if (*c == ',' || *c == '\n')
+            *c = ';';
+    snprintf(status, len, "n/a:%.150s", why);
+    return 1;
+}
+
+static void measure(int coll, const alg_t * a, pool_t * P, size_t n, size_t bytes, long *seq,
+                    result_t * r)
+{
+    int iters = iters_for(bytes, base_iters), warm = warmup;
+    double t = 0;
+
+    memset(r, 0, sizeof(*r));
+    strcpy(r->status, "ok");
+    r->retrans = -1;
+    r->med = -1;
+    if (warm > iters)
+        warm = iters;
+    if (warm < 1 && iters > 0)
+        warm = 1;
+    if (iters == 0)
+        return;         /* zero calls: the baseline for counting bytes outside */
+
+    for (long s = 0; s < P->nsets; s++)
+        fill(coll, P, n, *seq + s);
+
+    /* warm-up; the first call tells whether the algorithm can run here, the
+     * mean of the others how many calls fit the budget */
+    double tw = 0;
+    for (int w = 0; w < warm; w++, (*seq)++) {
+        MPI_Barrier(comm);
+        select_alg(coll, a);
+        double t0 = MPI_Wtime();
+        int rc = call(coll, P, n, *seq);
+        if (w > 0)
+            tw += MPI_Wtime() - t0;
+        select_alg(coll, NULL);
+        if (w == 0 && failed_anywhere(rc, r->status, sizeof r->status))
+            return;
+        if (rc != MPI_SUCCESS)
+            die("collective failed during warm-up");
+        if (validate)
+            r->errors += check(coll, P, n, *seq);
+        fill(coll, P, n, *seq + P->nsets);
+    }
+    if (budget > 0 && warm > 1 && iters > 3) {
+        double est = tw / (warm - 1), mx;
+        MPI_Allreduce(&est, &mx, 1, MPI_DOUBLE, MPI_MAX, comm);
+        if (mx * iters > budget) {
+            int fit = (int) (budget / mx);
+            iters = fit < 3 ? 3 : fit;
+        }
+    }
+
+    double *times = malloc(iters * sizeof(double));
+    long long rt0 = rank == 0 ? tcp_retrans() : -1;
+    for (int it = 0; it < iters; it++, (*seq)++) {
+        MPI_Barrier(comm);
+        select_alg(coll, a);
+        double t0 = MPI_Wtime();
+        if (call(coll, P, n, *seq) != MPI_SUCCESS)
+            die("collective failed");
+        times[it] = MPI_Wtime() - t0;
+        t += times[it];
+        select_alg(coll, NULL);
+        if (validate)
+            r->errors += check(coll, P, n, *seq);
+        fill(coll, P, n, *seq + P->nsets);
+        r->done++;
+    }
+    long long rt1 = rank == 0 ? tcp_retrans() : -1;
+    if (rt0 >= 0 && rt1 >= 0)
+        r->retrans = rt1 - rt0;
+
+    /* median over calls of the slowest process: a stray TCP retransmission
+     * (200 ms) or a preemption moves it little */
+    double *tmaxs = rank == 0 ? malloc(iters * sizeof(double)) : NULL;
+    MPI_Reduce(times, tmaxs, iters, MPI_DOUBLE, MPI_MAX, 0, comm);
+    if (rank == 0) {
+        qsort(tmaxs, iters, sizeof(double), cmp_double);
+        r->med = (iters % 2 ? tmaxs[iters / 2] : (tmaxs[iters / 2 - 1] + tmaxs[iters / 2]) / 2) * 1e6;
+        free(tmaxs);
+    }
+    free(times);
+
+    /* OSU's numbers: min/avg/max over processes of each one's mean */
+    double mean = t / iters * 1e6, sum;
+    long errs = r->errors;
+    MPI_Reduce(&mean, &r->tmin, 1, MPI_DOUBLE, MPI_MIN, 0, comm);
+    MPI_Reduce(&mean, &r->tmax, 1, MPI_DOUBLE, MPI_MAX, 0, comm);
+    MPI_Reduce(&mean, &sum, 1, MPI_DOUBLE, MPI_SUM, 0, comm);
+    MPI_Reduce(&errs, &r->errors, 1, MPI_LONG, MPI_SUM, 0, comm);
+    r->tavg = sum / size;
+}
+
 static void parse_algs(const char *list, alg_t * algs, int *nalgs)
 {
     char *copy = strdup(list), *save = NULL;
@@ -439,9 +565,8 @@ static void parse_algs(const char *list, alg_t * algs, int *nalgs)
 int main(int argc, char **argv)
 {
     const char *colls = "allgather", *placement = "block", *label = "run", *alglist = "env";
-    size_t min = 1, max = 1 << 20, step = 2, pool_min = 0;
-    int base_iters = 200, warmup = 5, header = 0, netcalls = 0, opt, provided, wrank, wsize;
-    double budget = 0;
+    size_t min = 1, max = 1 << 20, step = 2;
+    int header = 0, opt, provided, wrank, wsize;
     alg_t algs[MAX_ALGS];
     int nalgs;
 
@@ -449,7 +574,7 @@ int main(int argc, char **argv)
     MPI_T_init_thread(MPI_THREAD_SINGLE, &provided);
     MPI_Comm_rank(MPI_COMM_WORLD, &wrank);
     MPI_Comm_size(MPI_COMM_WORLD, &wsize);
-    while ((opt = getopt(argc, argv, "c:a:m:M:s:i:w:T:p:o:n:I:vl:HP")) != -1) {
+    while ((opt = getopt(argc, argv, "c:a:m:M:s:i:w:T:R:p:o:n:I:vl:HP")) != -1) {
         switch (opt) {
             case 'c': colls = optarg; break;
             case 'a': alglist = optarg; break;
@@ -459,6 +584,7 @@ int main(int argc, char **argv)
             case 'i': base_iters = atoi(optarg); break;
             case 'w': warmup = atoi(optarg); break;
             case 'T': budget = atof(optarg); break;
+            case 'R': rounds = atoi(optarg) < 1 ? 1 : atoi(optarg); break;
             case 'p': placement = optarg; break;
             case 'o': pool_min = strtoull(optarg, NULL, 0); break;
             case 'n': netcalls = atoi(optarg); break;
@@ -470,7 +596,7 @@ int main(int argc, char **argv)
             default:
                 if (wrank == 0)
                     fprintf(stderr, "usage: coll_bench [-c COLL[,COLL]|all] [-a ALG[,ALG]] "
-                            "[-m MIN] [-M MAX] [-s STEP] [-i ITERS] [-w WARMUP] [-T SECONDS] "
+                            "[-m MIN] [-M MAX] [-s STEP] [-i ITERS] [-w WARMUP] [-T SECONDS] [-R ROUNDS] "
                             "[-p block|cyclic|shuffle|reverse] [-o POOL_BYTES] [-n NETCALLS] "
                             "[-I IFACE] [-v] [-l LABEL] [-H] [-P]\n");
                 MPI_Abort(MPI_COMM_WORLD, 2);
@@ -591,153 +717,73 @@ int main(int argc, char **argv)
             if (P.nsets > 65536)
                 P.nsets = 65536;
 
+            result_t best[MAX_ALGS];
+            long seq[MAX_ALGS];
+            int skip[MAX_ALGS];
+            for (int ai = 0; ai < nalgs; ai++) {
+                alg_t *a = &algs[ai];
+                seq[ai] = 0;
+                memset(&best[ai], 0, sizeof(best[ai]));
+                strcpy(best[ai].status, "ok");
+                best[ai].med = -1;
+                /* e.g. brucks with -c all: an allgather algorithm, skip it */
+                skip[ai] = !a->env && a->value < 0 && known_elsewhere(a->name, coll);
+                if (!a->env && a->value < 0)
+                    snprintf(best[ai].status, sizeof best[ai].status,
+                             "n/a:no such algorithm for %s", coll_name[coll]);
+                else if (!a->env && a->value > 0 && fallback_error < 0)
+                    snprintf(best[ai].status, sizeof best[ai].status,
+                             "n/a:no MPIR_CVAR_COLLECTIVE_FALLBACK");
+            }
+            /* rounds interleave the algorithms; the best round counts, so a
+             * burst of load from elsewhere hits one round, not one algorithm */
+            for (int round = 0; round < rounds; round++) {
+                for (int ai = 0; ai < nalgs; ai++) {
+                    if (skip[ai] || strcmp(best[ai].status, "ok"))
+                        continue;
+                    result_t r;
+                    measure(coll, &algs[ai], &P, n, bytes, &seq[ai], &r);
+                    long errs = best[ai].errors + r.errors;
+                    if (strcmp(r.status, "ok") || best[ai].med < 0 || r.med < best[ai].med)
+                        best[ai] = r;
+                    best[ai].errors = errs;
+                }
+            }
             if (progress && rank == 0)
                 fprintf(stderr, "  %-9s %9zu B:", coll_name[coll], real);
             for (int ai = 0; ai < nalgs; ai++) {
                 alg_t *a = &algs[ai];
-                char status[160] = "ok";
-                int iters = iters_for(bytes, base_iters), warm = warmup, done = 0;
-                long errors = 0, seq = 0;
-                double t = 0, mean = 0, tmin = 0, tmax = 0, tsum = 0, nb = -1;
-
-                if (!a->env && a->value < 0 && known_elsewhere(a->name, coll))
-                    continue;   /* e.g. brucks with -c all: an allgather algorithm */
-                if (!a->env && a->value < 0) {
-                    snprintf(status, sizeof status, "n/a:no such algorithm for %s",
-                             coll_name[coll]);
-                } else if (!a->env && a->value > 0 && fallback_error < 0) {
-                    snprintf(status, sizeof status, "n/a:no MPIR_CVAR_COLLECTIVE_FALLBACK");
-                }
-                if (strcmp(status, "ok"))
-                    iters = warm = 0;
-                if (warm > iters)
-                    warm = iters;
-                if (warm < 1 && iters > 0)
-                    warm = 1;
-
-                for (long s = 0; s < P.nsets; s++)
-                    fill(coll, &P, n, s);
-
-                /* the first call tells whether the algorithm can run here */
-                if (warm > 0) {
-                    int rc, bad, anybad;
-                    MPI_Barrier(comm);
-                    select_alg(coll, a);
-                    rc = call(coll, &P, n, seq);
-                    select_alg(coll, NULL);
-                    bad = rc != MPI_SUCCESS;
-                    MPI_Allreduce(&bad, &anybad, 1, MPI_INT, MPI_MAX, comm);
-                    if (anybad) {
-                        char msg[MPI_MAX_ERROR_STRING] = "failed on another process";
-                        int len;
-                        if (bad)
-                            MPI_Error_string(rc, msg, &len);
-                        /* rank 0 reports; pass its reason on if it was fine */
-                        /* the last line of MPICH's error stack says why */
-                        char *why = msg;
-                        for (char *c = msg; *c; c++)
-                            if (*c == '\n' && c[1])
-                                why = c + 1;
-                        for (char *c = why; *c; c++)
-                            if (*c == ',' || *c == '\n')
-                                *c = ';';
-                        snprintf(status, sizeof status, "n/a:%.150s", why);
-                        iters = warm = 0;
-                    } else {
-                        if (validate)
-                            errors += check(coll, &P, n, seq);
-                        fill(coll, &P, n, seq + P.nsets);
-                        seq++;
-                    }
-                }
-                /* warm-up; its mean decides how many calls fit the budget */
-                double tw = 0;
-                for (int w = 1; w < warm; w++, seq++) {
-                    MPI_Barrier(comm);
-                    select_alg(coll, a);
-                    double t0 = MPI_Wtime();
-                    if (call(coll, &P, n, seq) != MPI_SUCCESS)
-                        die("collective failed during warm-up");
-                    tw += MPI_Wtime() - t0;
-                    select_alg(coll, NULL);
-                    if (validate)
-                        errors += check(coll, &P, n, seq);
-                    fill(coll, &P, n, seq + P.nsets);
-                }
-                if (budget > 0 && warm > 1 && iters > 3) {
-                    double est = tw / (warm - 1), mx;
-                    MPI_Allreduce(&est, &mx, 1, MPI_DOUBLE, MPI_MAX, comm);
-                    if (mx * iters > budget) {
-                        int fit = (int) (budget / mx);
-                        iters = fit < 3 ? 3 : fit;
-                    }
-                }
-                double *times = malloc((iters > 0 ? iters : 1) * sizeof(double));
-                long long rt0 = rank == 0 ? tcp_retrans() : -1;
-                for (int it = 0; it < iters && warm > 0; it++, seq++) {
-                    MPI_Barrier(comm);
-                    select_alg(coll, a);
-                    double t0 = MPI_Wtime();
-                    if (call(coll, &P, n, seq) != MPI_SUCCESS)
-                        die("collective failed");
-                    times[it] = MPI_Wtime() - t0;
-                    t += times[it];
-                    select_alg(coll, NULL);
-                    if (validate)
-                        errors += check(coll, &P, n, seq);
-                    fill(coll, &P, n, seq + P.nsets);
-                    done++;
-                }
-                long long rt1 = rank == 0 ? tcp_retrans() : -1;
-                /* median over calls of the slowest process: a stray TCP
-                 * retransmission (200 ms) or preemption moves it little */
-                double med = 0;
-                if (done > 0) {
-                    double *tmaxs = rank == 0 ? malloc(done * sizeof(double)) : NULL;
-                    MPI_Reduce(times, tmaxs, done, MPI_DOUBLE, MPI_MAX, 0, comm);
-                    if (rank == 0) {
-                        qsort(tmaxs, done, sizeof(double), cmp_double);
-                        med = (done % 2 ? tmaxs[done / 2] :
-                               (tmaxs[done / 2 - 1] + tmaxs[done / 2]) / 2) * 1e6;
-                        free(tmaxs);
-                    }
-                }
-                free(times);
-                if (netcalls > 0 && !strcmp(status, "ok") && done > 0) {
+                result_t *r = &best[ai];
+                double nb = -1;
+                if (skip[ai])
+                    continue;
+                if (netcalls > 0 && !strcmp(r->status, "ok") && r->done > 0) {
                     int K = netcalls;
                     if (coll == BC)     /* every process a root equally often */
                         K = ((K + size - 1) / size) * size;
-                    nb = net_bytes(coll, a, &P, n, &seq, K);
+                    nb = net_bytes(coll, a, &P, n, &seq[ai], K);
                 }
-                if (!strcmp(status, "ok") && done == 0 && base_iters > 0)
-                    snprintf(status, sizeof status, "n/a:no calls");
-                mean = done ? t / done * 1e6 : 0.0;
-                long errsum = 0;
-                MPI_Reduce(&mean, &tmin, 1, MPI_DOUBLE, MPI_MIN, 0, comm);
-                MPI_Reduce(&mean, &tmax, 1, MPI_DOUBLE, MPI_MAX, 0, comm);
-                MPI_Reduce(&mean, &tsum, 1, MPI_DOUBLE, MPI_SUM, 0, comm);
-                MPI_Reduce(&errors, &errsum, 1, MPI_LONG, MPI_SUM, 0, comm);
-                if (rank == 0) {
-                    char nbs[32] = "", bds[32] = "", rts[32] = "";
-                    if (rt0 >= 0 && rt1 >= 0 && done > 0)
-                        snprintf(rts, sizeof rts, "%lld", rt1 - rt0);
-                    if (nb >= 0) {
-                        snprintf(nbs, sizeof nbs, "%.0f", nb);
-                        snprintf(bds, sizeof bds, "%.0f", net_bound(coll, real));
-                    }
-                    if (errsum && !strcmp(status, "ok"))
-                        snprintf(status, sizeof status, "fail:%ld wrong results", errsum);
-                    printf("%s,%s,%s,%d,%zu,%d,%.2f,%.2f,%.2f,%ld,%s,%d,%d,%s,%.2f,%s,%s,%s,%s\n",
-                           label, coll_name[coll], placement, size, real, done, tmin, tsum / size,
-                           tmax, errsum, a->name, nnodes, ppn, pool_min ? "cold" : "hot", med, rts,
-                           nbs, bds, status);
-                    fflush(stdout);
-                    if (progress) {
-                        if (!strcmp(status, "ok"))
-                            fprintf(stderr, " %s %.1fus", a->name, tsum / size);
-                        else
-                            fprintf(stderr, " %s %.20s", a->name, status);
-                    }
+                if (rank != 0)
+                    continue;
+                char nbs[32] = "", bds[32] = "", rts[32] = "";
+                if (r->retrans >= 0 && r->done > 0)
+                    snprintf(rts, sizeof rts, "%lld", r->retrans);
+                if (nb >= 0) {
+                    snprintf(nbs, sizeof nbs, "%.0f", nb);
+                    snprintf(bds, sizeof bds, "%.0f", net_bound(coll, real));
+                }
+                if (r->errors && !strcmp(r->status, "ok"))
+                    snprintf(r->status, sizeof r->status, "fail:%ld wrong results", r->errors);
+                printf("%s,%s,%s,%d,%zu,%d,%.2f,%.2f,%.2f,%ld,%s,%d,%d,%s,%.2f,%s,%s,%s,%s\n",
+                       label, coll_name[coll], placement, size, real, r->done, r->tmin, r->tavg,
+                       r->tmax, r->errors, a->name, nnodes, ppn, pool_min ? "cold" : "hot",
+                       r->med < 0 ? 0 : r->med, rts, nbs, bds, r->status);
+                fflush(stdout);
+                if (progress) {
+                    if (!strcmp(r->status, "ok"))
+                        fprintf(stderr, " %s %.1fus", a->name, r->med);
+                    else
+                        fprintf(stderr, " %s %.20s", a->name, r->status);
                 }
             }
             if (progress && rank == 0)

@@ -71,9 +71,9 @@ ALG_AG="default brucks recursive_doubling ring topo_ring topo_pipeline topo_mult
 ALG_BC="default binomial scatter_recursive_doubling_allgather scatter_ring_allgather topo_tree topo_pipeline"
 ALG_AR="default recursive_doubling reduce_scatter_allgather topo_pipeline"
 case $mode in
-    full)  : "${nps:=2 4}"; step=2; iters=100; warm=5; : "${budget:=0.4}"; netcalls=4; tmo=1800 ;;
-    quick) : "${nps:=2}"; step=4; iters=50; warm=3; : "${budget:=0.2}"; netcalls=4; tmo=600 ;;
-    smoke) step=64; iters=2; warm=1; : "${budget:=0}"; netcalls=2; peers=no; plots=no; tmo=60 ;;
+    full)  : "${nps:=2 4}"; netcalls=4; tmo=1800 ;;
+    quick) : "${nps:=2}"; netcalls=4; tmo=600 ;;
+    smoke) netcalls=1; peers=no; plots=no; tmo=60 ;;
 esac
 if [ -z "$out" ]; then
     if [ $mode = smoke ]; then out=$top/build-bench/smoke; else out=$top/bench/results/local; fi
@@ -89,16 +89,19 @@ cmds=$out/commands.txt
 : >"$cmds"
 say() { echo "$*" | tee -a "$log" >&2; }
 
-# max bytes per process for a case: smaller where ranks outnumber cores
-max_for() {     # np
-    if [ -n "$max" ]; then echo "$max"
-    elif [ $mode = smoke ]; then echo 262144
-    elif [ $mode = quick ]; then echo 1048576
-    elif [ "$1" -gt "$ncores" ]; then echo 4194304
-    else echo 16777216; fi
-}
-step_for() {    # np
-    if [ "$1" -gt "$ncores" ] && [ $mode = full ]; then echo 4; else echo $step; fi
+# the sweep of a case: sizes (bytes per process, from 1 B times STEP up to
+# MAX), base iterations, warm-up calls, seconds per size and algorithm,
+# rounds; smaller where ranks outnumber cores (every call there costs
+# scheduler slices, and the times measure scheduling anyway)
+sweep_for() {   # np -> "max step iters warm budget rounds"
+    local over=no
+    [ "$1" -gt "$ncores" ] && over=yes
+    case $mode-$over in
+        full-no)  echo "${max:-16777216} 2 100 5 ${budget:-0.3} 2" ;;
+        full-yes) echo "${max:-4194304} 4 10 2 ${budget:-0.2} 1" ;;
+        quick-*)  echo "${max:-1048576} 4 50 3 ${budget:-0.2} 1" ;;
+        smoke-*)  echo "${max:-262144} 64 2 1 0 1" ;;
+    esac
 }
 
 # ---------------------------------------------------------------- build
@@ -179,8 +182,9 @@ ompi_files() {  # np nn placement -> $work/hosts, $work/ranks
 }
 
 bench_args() {  # np placement cache
-    local np=$1 a=(-m 1 -M "$(max_for "$1")" -s "$(step_for "$1")" -i $iters -w $warm -T "$budget"
-        -p "$2" -v -P)
+    local m st it wa bu ro
+    read -r m st it wa bu ro <<<"$(sweep_for "$1")"
+    local a=(-m 1 -M "$m" -s "$st" -i "$it" -w "$wa" -T "$bu" -R "$ro" -p "$2" -v -P)
     [ "$3" = cold ] && a+=(-o "$pool")
     echo "${a[@]}"
 }
@@ -320,8 +324,8 @@ fi
     echo "os: $(. /etc/os-release 2>/dev/null && echo "$PRETTY_NAME")"
     echo "l3_bytes: $l3"
     echo "offcache_pool_bytes: $pool"
-    echo "mpich: $("$prefix/bin/mpichversion" 2>/dev/null | sed -n 's/^MPICH Version: *//p') ch4:$dev (mpich-topo $(cd "$top" && git rev-parse --short HEAD 2>/dev/null)$(cd "$top" && git diff --quiet HEAD -- src maint 2>/dev/null || echo ', src modified'))"
-    echo "mpich_configure: $("$prefix/bin/mpichversion" 2>/dev/null | sed -n 's/^MPICH Configure: *//p')"
+    echo "mpich: $("$prefix/bin/mpichversion" 2>/dev/null | sed -n 's/^MPICH Version: *//p') ch4:$dev, install-$dev built $(date -u -r "$prefix/lib/libmpi.so" '+%Y-%m-%d %H:%M UTC' 2>/dev/null), mpich-topo $(cd "$top" && git rev-parse --short HEAD 2>/dev/null)$(cd "$top" && git diff --quiet HEAD -- src maint 2>/dev/null || echo ' (src/ or maint/ differ from that commit)')"
+    echo "mpich_configure: $("$prefix/bin/mpichversion" 2>/dev/null | sed -n 's/^MPICH [Cc]onfigure: *//p')"
     echo "libfabric: $(dpkg-query -W -f '${Version}' libfabric1 2>/dev/null || echo '?')"
     if [ $peers = yes ]; then
         echo "openmpi: $(ompi_info --version 2>/dev/null | head -1) (Debian $(dpkg-query -W -f '${Version}' libopenmpi3 2>/dev/null || echo '?'))"

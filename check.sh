@@ -223,6 +223,16 @@ run_device() {      # device
     if [ $sel_rc != 0 ] && [ "$tally_failed" = 0 ]; then
         note_result "ch4:$dev selection.sh exited $sel_rc" 1
     fi
+    # the autotuner: known measurements route as measured, bad input is
+    # rejected, a short real run writes files MPICH runs with (~30 s)
+    if [ "$dev" = ofi ]; then
+        sh "$top/test/topo/autotune.sh" "$prefix" "$dev" >"$builddir/autotune.log" 2>&1
+        at_rc=$?
+        tally "$builddir/autotune.log" "ch4:$dev autotune"
+        if [ $at_rc != 0 ] && [ "$tally_failed" = 0 ]; then
+            note_result "ch4:$dev autotune.sh exited $at_rc" 1
+        fi
+    fi
     # memcheck of the engine algorithms (ofi: its tcp provider runs cleanly
     # under valgrind; about a minute)
     if [ "$dev" = ofi ]; then

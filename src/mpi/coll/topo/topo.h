@@ -43,9 +43,12 @@ MPIR_Topo_comm_t *MPIR_Topo_comm_struct(MPIR_Comm * comm);
  * the engine's own communicators and one it is setting itself up on (see
  * MPIR_Topo_comm_t.internal/busy), and MPICH's node sub-communicators, on
  * which CH4 compositions run their parts (a barrier's node bcast, say):
- * an engine there would be a second, nested one. */
+ * an engine there would be a second, nested one.  Also during MPI_Init:
+ * the netmod's post-init allreduce on MPI_COMM_WORLD runs before CH4 has
+ * set up that communicator's selection, which the engine's splits need. */
 #define MPIR_TOPO_STEP_ASIDE(comm) \
-    ((comm)->hierarchy_kind == MPIR_COMM_HIERARCHY_KIND__NODE ||            \
+    (MPL_atomic_load_int(&MPIR_Process.mpich_state) != MPICH_MPI_STATE__INITIALIZED || \
+     (comm)->hierarchy_kind == MPIR_COMM_HIERARCHY_KIND__NODE ||            \
      (comm)->hierarchy_kind == MPIR_COMM_HIERARCHY_KIND__NODE_ROOTS ||      \
      ((comm)->topo && ((comm)->topo->internal || (comm)->topo->busy)))
 /* Local after MPIR_Topo_comm_get: the leader layout for k_request leaders

@@ -223,6 +223,13 @@ run_device() {      # device
     if [ $sel_rc != 0 ] && [ "$tally_failed" = 0 ]; then
         note_result "ch4:$dev selection.sh exited $sel_rc" 1
     fi
+    # "which algorithm ran": trace table, per-call lines, fallbacks, MPI_T
+    sh "$top/test/topo/trace.sh" "$prefix" "$coll" "$dev" >"$builddir/trace.log" 2>&1
+    tr_rc=$?
+    tally "$builddir/trace.log" "ch4:$dev trace"
+    if [ $tr_rc != 0 ] && [ "$tally_failed" = 0 ]; then
+        note_result "ch4:$dev trace.sh exited $tr_rc" 1
+    fi
     # the autotuner: known measurements route as measured, bad input is
     # rejected, a short real run writes files MPICH runs with (~30 s)
     if [ "$dev" = ofi ]; then

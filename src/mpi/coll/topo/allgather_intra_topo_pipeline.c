@@ -3,6 +3,7 @@
  */
 
 #include "mpiimpl.h"
+#include "coll_trace.h"
 #include "topo.h"
 #include "topo_engine_api.h"
 
@@ -17,12 +18,15 @@ int MPIR_Topo_allgather_entry(const void *sendbuf, MPI_Aint sendcount, MPI_Datat
 {
     int mpi_errno = MPI_SUCCESS;
     const char *why_not = NULL;
+    const char *me = multileader ? "topo_multileader" : "topo_pipeline";   /* for the trace */
     MPI_Aint tsize;
 
     if (comm_ptr->comm_kind != MPIR_COMM_KIND__INTRACOMM) {
         mpi_errno = MPIR_Topo_cannot_run(comm_ptr, name,
                                          "the communicator is an intercommunicator");
         MPIR_ERR_CHECK(mpi_errno);
+        MPIR_COLL_TRACE_REDIRECT(comm_ptr, "allgather", me, "local_gather_remote_bcast",
+                                 "fallback", recvcount, recvtype);
         return MPIR_Allgather_inter_local_gather_remote_bcast(sendbuf, sendcount, sendtype,
                                                               recvbuf, recvcount, recvtype,
                                                               comm_ptr, errflag);
@@ -45,12 +49,18 @@ int MPIR_Topo_allgather_entry(const void *sendbuf, MPI_Aint sendcount, MPI_Datat
 
   fallback:
     MPIR_Datatype_get_size_macro(recvtype, tsize);
-    if (recvcount * tsize * comm_ptr->local_size < MPIR_CVAR_ALLGATHER_LONG_MSG_SIZE)
+    /* why_not is NULL when stepping aside */
+    if (recvcount * tsize * comm_ptr->local_size < MPIR_CVAR_ALLGATHER_LONG_MSG_SIZE) {
+        MPIR_COLL_TRACE_REDIRECT(comm_ptr, "allgather", me, "brucks",
+                                 why_not ? "fallback" : "inside", recvcount, recvtype);
         mpi_errno = MPIR_Allgather_intra_brucks(sendbuf, sendcount, sendtype, recvbuf, recvcount,
                                                 recvtype, comm_ptr, errflag);
-    else
+    } else {
+        MPIR_COLL_TRACE_REDIRECT(comm_ptr, "allgather", me, "ring",
+                                 why_not ? "fallback" : "inside", recvcount, recvtype);
         mpi_errno = MPIR_Allgather_intra_ring(sendbuf, sendcount, sendtype, recvbuf, recvcount,
                                               recvtype, comm_ptr, errflag);
+    }
 
   fn_exit:
     return mpi_errno;

@@ -3,6 +3,7 @@
  */
 
 #include "mpiimpl.h"
+#include "coll_trace.h"
 #include "topo.h"
 
 /* Algorithm: distance-aware ring (Ma et al., Algorithm 2)
@@ -36,6 +37,8 @@ int MPIR_Allgather_intra_topo_ring(const void *sendbuf, MPI_Aint sendcount,
         mpi_errno = MPIR_Topo_cannot_run(comm_ptr, "MPIR_Allgather_intra_topo_ring",
                                          "the communicator is an intercommunicator");
         MPIR_ERR_CHECK(mpi_errno);
+        MPIR_COLL_TRACE_REDIRECT(comm_ptr, "allgather", "topo_ring",
+                                 "local_gather_remote_bcast", "fallback", recvcount, recvtype);
         return MPIR_Allgather_inter_local_gather_remote_bcast(sendbuf, sendcount, sendtype,
                                                               recvbuf, recvcount, recvtype,
                                                               comm_ptr, errflag);

@@ -3,6 +3,7 @@
  */
 
 #include "mpiimpl.h"
+#include "coll_trace.h"
 #include "topo.h"
 #include "topo_engine_api.h"
 
@@ -22,6 +23,8 @@ int MPIR_Allreduce_intra_topo_pipeline(const void *sendbuf, void *recvbuf, MPI_A
         mpi_errno = MPIR_Topo_cannot_run(comm_ptr, "MPIR_Allreduce_intra_topo_pipeline",
                                          "the communicator is an intercommunicator");
         MPIR_ERR_CHECK(mpi_errno);
+        MPIR_COLL_TRACE_REDIRECT(comm_ptr, "allreduce", "topo_pipeline",
+                                 "reduce_exchange_bcast", "fallback", count, datatype);
         return MPIR_Allreduce_inter_reduce_exchange_bcast(sendbuf, recvbuf, count, datatype, op,
                                                           comm_ptr, errflag);
     }
@@ -40,6 +43,9 @@ int MPIR_Allreduce_intra_topo_pipeline(const void *sendbuf, void *recvbuf, MPI_A
     MPIR_ERR_CHECK(mpi_errno);
 
   fallback:
+    /* why_not is NULL when stepping aside */
+    MPIR_COLL_TRACE_REDIRECT(comm_ptr, "allreduce", "topo_pipeline", "recursive_doubling",
+                             why_not ? "fallback" : "inside", count, datatype);
     mpi_errno = MPIR_Allreduce_intra_recursive_doubling(sendbuf, recvbuf, count, datatype, op,
                                                         comm_ptr, errflag);
 

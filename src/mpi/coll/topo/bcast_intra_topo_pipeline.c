@@ -3,6 +3,7 @@
  */
 
 #include "mpiimpl.h"
+#include "coll_trace.h"
 #include "topo.h"
 #include "topo_engine_api.h"
 
@@ -20,6 +21,8 @@ int MPIR_Bcast_intra_topo_pipeline(void *buffer, MPI_Aint count, MPI_Datatype da
         mpi_errno = MPIR_Topo_cannot_run(comm_ptr, "MPIR_Bcast_intra_topo_pipeline",
                                          "the communicator is an intercommunicator");
         MPIR_ERR_CHECK(mpi_errno);
+        MPIR_COLL_TRACE_REDIRECT(comm_ptr, "bcast", "topo_pipeline", "remote_send_local_bcast",
+                                 "fallback", count, datatype);
         return MPIR_Bcast_inter_remote_send_local_bcast(buffer, count, datatype, root, comm_ptr,
                                                         errflag);
     }
@@ -38,6 +41,9 @@ int MPIR_Bcast_intra_topo_pipeline(void *buffer, MPI_Aint count, MPI_Datatype da
     MPIR_ERR_CHECK(mpi_errno);
 
   fallback:
+    /* why_not is NULL when stepping aside */
+    MPIR_COLL_TRACE_REDIRECT(comm_ptr, "bcast", "topo_pipeline", "binomial",
+                             why_not ? "fallback" : "inside", count, datatype);
     mpi_errno = MPIR_Bcast_intra_binomial(buffer, count, datatype, root, comm_ptr, errflag);
 
   fn_exit:

@@ -3,6 +3,7 @@
  */
 
 #include "mpiimpl.h"
+#include "coll_trace.h"
 #include "topo.h"
 
 /* Algorithm: distance-aware pipelined tree (Ma et al., Algorithm 1)
@@ -58,6 +59,8 @@ int MPIR_Bcast_intra_topo_tree(void *buffer, MPI_Aint count, MPI_Datatype dataty
         mpi_errno = MPIR_Topo_cannot_run(comm_ptr, "MPIR_Bcast_intra_topo_tree",
                                          "the communicator is an intercommunicator");
         MPIR_ERR_CHECK(mpi_errno);
+        MPIR_COLL_TRACE_REDIRECT(comm_ptr, "bcast", "topo_tree", "remote_send_local_bcast",
+                                 "fallback", count, datatype);
         return MPIR_Bcast_inter_remote_send_local_bcast(buffer, count, datatype, root, comm_ptr,
                                                         errflag);
     }

@@ -21,50 +21,125 @@ cvars:
         Report which MPIR-level collective algorithms ran. 0: off. 1: at
         MPI_Finalize, rank 0 of MPI_COMM_WORLD prints one line per
         (collective, algorithm, how it was chosen, communicator kind and
-        size) with the number of calls. 2: every process prints its own
-        table. "how" is "cvar" (an _INTRA/_INTER_ALGORITHM CVAR forced it) or
-        "selection" (the JSON-driven selection picked it); the communicator
-        kind shows whether it ran on the user's communicator ("parent" or
-        "flat") or on a node ("node") or node-roots ("node_roots")
-        sub-communicator of a CH4 composition.
+        size) with the number of calls, followed by the message size ranges
+        (bytes per process, powers of two) of those calls. 2: every process
+        prints its own table. 3: as 1, and every process also prints each of
+        its first MPIR_CVAR_COLL_TRACE_CALLS calls as it happens. "how" is
+        "cvar" (an _INTRA/_INTER_ALGORITHM CVAR forced it), "selection" (the
+        JSON-driven selection picked it), "fallback" (a topology-aware
+        algorithm could not run and this stock one ran instead) or "inside"
+        (a stock algorithm that a topology-aware one used on its own or
+        MPICH's node sub-communicators, or during MPI_Init); the
+        communicator kind shows whether it ran on the user's communicator
+        ("parent" or "flat") or on a node ("node") or node-roots
+        ("node_roots") sub-communicator of a CH4 composition. While it is
+        not 0, the MPI_T performance variables coll_algorithm_calls_allgather,
+        _bcast and _allreduce count the calls of each algorithm (an array
+        indexed by the enumeration of the same name).
+
+    - name        : MPIR_CVAR_COLL_TRACE_CALLS
+      category    : TOPO
+      type        : int
+      default     : 20
+      class       : none
+      verbosity   : MPI_T_VERBOSITY_USER_BASIC
+      scope       : MPI_T_SCOPE_LOCAL
+      description : >-
+        With MPIR_CVAR_COLL_TRACE=3, how many calls each process prints as
+        they happen.
 
 === END_MPI_T_CVAR_INFO_BLOCK ===
 */
 
 #define TRACE_MAX_ENTRIES 256
+#define TRACE_NBUCKETS 40       /* bucket b: [2^(b-1), 2^b) bytes; 0: empty */
 
 typedef struct {
-    const char *coll, *algo, *how;      /* string literals from mpir_coll.c */
+    const char *coll, *algo, *how;      /* string literals */
     int kind;                   /* hierarchy kind, or -1 for intercommunicators */
     int size;
     long calls;
+    long bucket[TRACE_NBUCKETS];
 } trace_entry_t;
 
 static trace_entry_t trace_table[TRACE_MAX_ENTRIES];
 static int trace_count;
-static long trace_dropped;
+static long trace_dropped, trace_printed;
 
-void MPIR_Coll_trace_record(MPIR_Comm * comm, const char *coll, const char *algo,
-                            const char *how)
+/* MPI_T: calls per algorithm of the three collectives we add algorithms
+ * to, indexed like the enumerations registered below (last: other) */
+static const char *const ag_algos[] = { "brucks", "recursive_doubling", "ring", "topo_ring",
+    "topo_pipeline", "topo_multileader", "local_gather_remote_bcast", "other"
+};
+static const char *const bc_algos[] = { "binomial", "scatter_recursive_doubling_allgather",
+    "scatter_ring_allgather", "smp", "topo_tree", "topo_pipeline", "remote_send_local_bcast",
+    "other"
+};
+static const char *const ar_algos[] = { "smp", "recursive_doubling", "reduce_scatter_allgather",
+    "topo_pipeline", "reduce_exchange_bcast", "other"
+};
+#define NALGOS(a) ((int) (sizeof(a) / sizeof((a)[0])))
+static unsigned long long ag_calls[NALGOS(ag_algos)], bc_calls[NALGOS(bc_algos)],
+    ar_calls[NALGOS(ar_algos)];
+
+static void count_pvar(const char *coll, const char *algo, int inc)
 {
-    int kind = comm->comm_kind == MPIR_COMM_KIND__INTERCOMM ? -1 : (int) comm->hierarchy_kind;
-    int size = comm->local_size;
+    const char *const *names;
+    unsigned long long *calls;
+    int n;
 
-    /* diagnostics only: counts may race under MPI_THREAD_MULTIPLE */
-    for (int i = 0; i < trace_count; i++) {
-        trace_entry_t *e = &trace_table[i];
-        if (e->coll == coll && e->algo == algo && e->how == how && e->kind == kind &&
-            e->size == size) {
-            e->calls++;
-            return;
-        }
-    }
-    if (trace_count == TRACE_MAX_ENTRIES) {
-        trace_dropped++;
+    if (!strcmp(coll, "allgather")) {
+        names = ag_algos, calls = ag_calls, n = NALGOS(ag_algos);
+    } else if (!strcmp(coll, "bcast")) {
+        names = bc_algos, calls = bc_calls, n = NALGOS(bc_algos);
+    } else if (!strcmp(coll, "allreduce")) {
+        names = ar_algos, calls = ar_calls, n = NALGOS(ar_algos);
+    } else {
         return;
     }
-    trace_table[trace_count++] = (trace_entry_t) {
-    coll, algo, how, kind, size, 1};
+    for (int i = 0; i < n - 1; i++)
+        if (!strcmp(names[i], algo)) {
+            calls[i] += inc;
+            return;
+        }
+    calls[n - 1] += inc;
+}
+
+static void register_pvar(const char *name, const char *const *algos, int n,
+                          unsigned long long *addr, const char *desc)
+{
+    MPI_T_enum e;
+
+    MPIR_T_enum_create(name, &e);
+    for (int i = 0; i < n; i++)
+        MPIR_T_enum_add_item(e, algos[i], i);
+    MPIR_T_PVAR_REGISTER_impl(MPI_T_PVAR_CLASS_COUNTER, MPI_UNSIGNED_LONG_LONG, name, addr, n, e,
+                              MPI_T_VERBOSITY_USER_BASIC, MPI_T_BIND_NO_OBJECT,
+                              MPIR_T_PVAR_FLAG_READONLY | MPIR_T_PVAR_FLAG_CONTINUOUS, NULL, NULL,
+                              "TOPO", desc);
+}
+
+void MPIR_Coll_trace_init(void)
+{
+    register_pvar("coll_algorithm_calls_allgather", ag_algos, NALGOS(ag_algos), ag_calls,
+                  "Calls of each allgather algorithm (index: enumeration of the same name), "
+                  "counted while MPIR_CVAR_COLL_TRACE is not 0");
+    register_pvar("coll_algorithm_calls_bcast", bc_algos, NALGOS(bc_algos), bc_calls,
+                  "Calls of each bcast algorithm (index: enumeration of the same name), "
+                  "counted while MPIR_CVAR_COLL_TRACE is not 0");
+    register_pvar("coll_algorithm_calls_allreduce", ar_algos, NALGOS(ar_algos), ar_calls,
+                  "Calls of each allreduce algorithm (index: enumeration of the same name), "
+                  "counted while MPIR_CVAR_COLL_TRACE is not 0");
+}
+
+static int size_bucket(MPI_Aint bytes)
+{
+    int b = 0;
+    while (bytes > 0 && b < TRACE_NBUCKETS - 1) {
+        bytes >>= 1;
+        b++;
+    }
+    return b;
 }
 
 static const char *kind_name(int kind)
@@ -85,20 +160,120 @@ static const char *kind_name(int kind)
     }
 }
 
+void MPIR_Coll_trace_record(MPIR_Comm * comm, const char *coll, const char *algo,
+                            const char *how, MPI_Aint count, MPI_Datatype dtype)
+{
+    int kind = comm->comm_kind == MPIR_COMM_KIND__INTERCOMM ? -1 : (int) comm->hierarchy_kind;
+    int size = comm->local_size, b;
+    MPI_Aint tsize = 0;
+    trace_entry_t *e = NULL;
+
+    if (dtype != MPI_DATATYPE_NULL && count > 0)
+        MPIR_Datatype_get_size_macro(dtype, tsize);
+    b = size_bucket(count * tsize);
+    count_pvar(coll, algo, 1);
+    if (MPIR_CVAR_COLL_TRACE == 3 && trace_printed < MPIR_CVAR_COLL_TRACE_CALLS) {
+        trace_printed++;
+        fprintf(stderr, "mpich-topo: [rank %d] %s %s (%s) on a %s communicator of %d, "
+                "%ld bytes per process\n", MPIR_Process.rank, coll, algo, how, kind_name(kind),
+                size, (long) (count * tsize));
+    }
+
+    /* diagnostics only: counts may race under MPI_THREAD_MULTIPLE */
+    for (int i = 0; i < trace_count && !e; i++) {
+        trace_entry_t *t = &trace_table[i];
+        if (t->coll == coll && t->algo == algo && t->how == how && t->kind == kind &&
+            t->size == size)
+            e = t;
+    }
+    if (e == NULL) {
+        if (trace_count == TRACE_MAX_ENTRIES) {
+            trace_dropped++;
+            return;
+        }
+        e = &trace_table[trace_count++];
+        *e = (trace_entry_t) {
+        .coll = coll,.algo = algo,.how = how,.kind = kind,.size = size};
+    }
+    e->calls++;
+    e->bucket[b]++;
+}
+
+/* "1K-2K" style bounds of bucket b into buf */
+static void bucket_range(int b, char *buf, size_t len)
+{
+    static const char *unit[] = { "", "K", "M", "G", "T" };
+    unsigned long long lo = b ? 1ULL << (b - 1) : 0, hi = b ? (1ULL << b) - 1 : 0;
+    int ul = 0, uh = 0;
+
+    while (lo >= 1024 && lo % 1024 == 0 && ul < 4)
+        lo /= 1024, ul++;
+    while (hi + 1 >= 1024 && (hi + 1) % 1024 == 0 && uh < 4)
+        hi = (hi + 1) / 1024, uh++;
+    if (b == 0)
+        snprintf(buf, len, "0");
+    else if (b == 1)
+        snprintf(buf, len, "1");
+    else if (uh > 0)
+        snprintf(buf, len, "%llu%s-<%llu%s", lo, unit[ul], hi, unit[uh]);
+    else
+        snprintf(buf, len, "%llu-%llu", lo, hi);
+}
+
 void MPIR_Coll_trace_finalize(void)
 {
-    if (MPIR_CVAR_COLL_TRACE <= 0 || (MPIR_CVAR_COLL_TRACE == 1 && MPIR_Process.rank != 0))
+    if (MPIR_CVAR_COLL_TRACE <= 0 || (MPIR_CVAR_COLL_TRACE != 2 && MPIR_Process.rank != 0))
         return;
     fprintf(stderr, "mpich-topo: collective algorithms run by rank %d "
-            "(collective algorithm how-chosen communicator size: calls)\n", MPIR_Process.rank);
+            "(collective algorithm how-chosen communicator size: calls; then the calls per "
+            "range of bytes per process)\n", MPIR_Process.rank);
     for (int i = 0; i < trace_count; i++) {
         trace_entry_t *e = &trace_table[i];
+        char line[1024], range[48];
+        size_t used = 0;
+
         fprintf(stderr, "mpich-topo:   %-10s %-40s %-9s %-10s %5d: %ld\n", e->coll, e->algo,
                 e->how, kind_name(e->kind), e->size, e->calls);
+        line[0] = 0;
+        for (int b = 0; b < TRACE_NBUCKETS && used < sizeof(line) - 64; b++) {
+            if (!e->bucket[b])
+                continue;
+            bucket_range(b, range, sizeof(range));
+            used += snprintf(line + used, sizeof(line) - used, "%s%s B: %ld", used ? ", " : "",
+                             range, e->bucket[b]);
+        }
+        fprintf(stderr, "mpich-topo:       sizes %s\n", line);
     }
     if (trace_dropped)
         fprintf(stderr, "mpich-topo:   (%ld calls not recorded: table full)\n", trace_dropped);
     fflush(stderr);
     trace_count = 0;
     trace_dropped = 0;
+}
+
+void MPIR_Coll_trace_redirect(MPIR_Comm * comm, const char *coll, const char *from,
+                              const char *algo, const char *how, MPI_Aint count,
+                              MPI_Datatype dtype)
+{
+    int kind = comm->comm_kind == MPIR_COMM_KIND__INTERCOMM ? -1 : (int) comm->hierarchy_kind;
+    MPI_Aint tsize = 0;
+    int b;
+
+    if (dtype != MPI_DATATYPE_NULL && count > 0)
+        MPIR_Datatype_get_size_macro(dtype, tsize);
+    b = size_bucket(count * tsize);
+    /* the dispatcher recorded `from` for this call just before: take it back
+     * (absent when the algorithm was called directly, e.g. by CH4) */
+    for (int i = trace_count - 1; i >= 0; i--) {
+        trace_entry_t *t = &trace_table[i];
+        if (t->kind == kind && t->size == comm->local_size && t->bucket[b] > 0 &&
+            !strcmp(t->coll, coll) && !strcmp(t->algo, from) && strcmp(t->how, "fallback") &&
+            strcmp(t->how, "inside")) {
+            t->calls--;
+            t->bucket[b]--;
+            count_pvar(coll, from, -1);
+            break;
+        }
+    }
+    MPIR_Coll_trace_record(comm, coll, algo, how, count, dtype);
 }

@@ -10,12 +10,24 @@
  * running an algorithm; with MPIR_CVAR_COLL_TRACE set, a table of what ran is
  * printed at MPI_Finalize. Costs one branch per call when off. */
 void MPIR_Coll_trace_record(MPIR_Comm * comm, const char *coll, const char *algo,
-                            const char *how);
+                            const char *how, MPI_Aint count, MPI_Datatype dtype);
 
-#define MPIR_COLL_TRACE(comm, coll, algo, how)                          \
+/* count and dtype: one process' data (message size ranges in the report) */
+#define MPIR_COLL_TRACE(comm, coll, algo, how, count, dtype)            \
     do {                                                                \
         if (unlikely(MPIR_CVAR_COLL_TRACE))                             \
-            MPIR_Coll_trace_record(comm, coll, algo, how);              \
+            MPIR_Coll_trace_record(comm, coll, algo, how, count, dtype); \
+    } while (0)
+
+/* A topology-aware algorithm `from` ran stock algorithm `algo` instead
+ * (how: "fallback" or "inside"): counts the call for algo, not from. */
+void MPIR_Coll_trace_redirect(MPIR_Comm * comm, const char *coll, const char *from,
+                              const char *algo, const char *how, MPI_Aint count,
+                              MPI_Datatype dtype);
+#define MPIR_COLL_TRACE_REDIRECT(comm, coll, from, algo, how, count, dtype)       \
+    do {                                                                        \
+        if (unlikely(MPIR_CVAR_COLL_TRACE))                                     \
+            MPIR_Coll_trace_redirect(comm, coll, from, algo, how, count, dtype); \
     } while (0)
 
 #endif /* COLL_TRACE_H_INCLUDED */

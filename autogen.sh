@@ -183,6 +183,12 @@ apply_patches() {
 GENERATED="src/mpi/coll/mpir_coll.c src/mpi/coll/include/coll_algos.h src/include/mpir_cvars.h
  src/util/mpir_cvars.c README.envvar src/mpi/coll/src/csel_json_autogen.c src/mpi/errhan/defmsg.h"
 
+# Ours: the names a tuning file may use, from MPICH's selection code (after
+# the patches). Writes its output only when it changed.
+generate_csel_names() {
+    sh "$top/maint/gen_csel_names.sh" "$MPICH_DIR" || die "maint/gen_csel_names.sh failed"
+}
+
 generate_quick() {
     cd "$MPICH_DIR"
     bk=.topo-gen-backup
@@ -190,7 +196,8 @@ generate_quick() {
     for f in $GENERATED; do
         [ -f "$f" ] && mkdir -p "$bk/$(dirname "$f")" && cp -p "$f" "$bk/$f"
     done
-    say "gen_coll.py, extractcvars, tuning JSON, error messages"
+    say "gen_coll.py, extractcvars, tuning JSON, error messages, tuning-file names"
+    generate_csel_names
     python3 maint/gen_coll.py >/dev/null
     (cd maint && ./configure >/dev/null)
     ./maint/extractcvars --dirs="$(cat maint/cvardirs)" >/dev/null
@@ -221,6 +228,7 @@ generate_full() {
         -without-yaksa -without-romio -without-izem -without-hydra -without-hydra2) \
         >"$top/.cache/mpich-autogen.log" 2>&1 ||
         { tail -40 "$top/.cache/mpich-autogen.log" >&2; die "MPICH autogen.sh failed (log: .cache/mpich-autogen.log)"; }
+    generate_csel_names
     say "top-level autoreconf"
     autoreconf -fi --no-recursive >/dev/null 2>&1 || autoreconf -fi --no-recursive
 }

@@ -8,7 +8,8 @@
 #      round-robin, uneven), with -bind-to core and a fake 2-package hwloc
 #      topology, on both devices (ofi over the tcp provider),
 #   3. our own MPI tests (shuffled/split communicators, large pipelined
-#      counts, derived datatypes) and selection/error-path checks.
+#      counts, derived datatypes), selection/error-path checks and
+#      tuning-file checks (test/topo/tuning.sh).
 # Ends with a line "N passed, N failed"; exit status 0 only if nothing failed.
 #
 # Usage: ./check.sh [--devices "ucx ofi"] [--quick]
@@ -222,6 +223,13 @@ run_device() {      # device
     tally "$builddir/selection.log" "ch4:$dev selection"
     if [ $sel_rc != 0 ] && [ "$tally_failed" = 0 ]; then
         note_result "ch4:$dev selection.sh exited $sel_rc" 1
+    fi
+    # tuning files: every error case, warn, and the topology predicates
+    sh "$top/test/topo/tuning.sh" "$prefix" "$coll" "$dev" >"$builddir/tuning.log" 2>&1
+    tun_rc=$?
+    tally "$builddir/tuning.log" "ch4:$dev tuning"
+    if [ $tun_rc != 0 ] && [ "$tally_failed" = 0 ]; then
+        note_result "ch4:$dev tuning.sh exited $tun_rc" 1
     fi
     # "which algorithm ran": trace table, per-call lines, fallbacks, MPI_T
     sh "$top/test/topo/trace.sh" "$prefix" "$coll" "$dev" >"$builddir/trace.log" 2>&1

@@ -8,6 +8,8 @@ mpi_core_sources += \
     src/mpi/coll/topo/topo_logic.c \
     src/mpi/coll/topo/topo.c \
     src/mpi/coll/topo/coll_trace.c \
+    src/mpi/coll/topo/csel_topo.c \
+    src/mpi/coll/topo/csel_check.c \
     src/mpi/coll/topo/allgather_intra_topo_ring.c \
     src/mpi/coll/topo/bcast_intra_topo_tree.c \
     src/mpi/coll/topo/allgather_intra_topo_pipeline.c \
@@ -20,5 +22,6 @@ noinst_HEADERS += \
     src/mpi/coll/topo/topo.h \
     src/mpi/coll/topo/topo_forced.h \
     src/mpi/coll/topo/coll_trace.h \
+    src/mpi/coll/topo/csel_topo.h \
     src/mpi/coll/topo/topo_hooks.h \
     src/mpi/coll/topo/topo_engine_api.h

@@ -6,6 +6,7 @@
 #define TOPO_H_INCLUDED
 
 #include "topo_logic.h"
+#include "csel_topo.h"
 
 /* Per-communicator topology state, built on first use by a topology-aware
  * algorithm and freed with the communicator (MPII_Coll_comm_cleanup). */
@@ -31,6 +32,8 @@ typedef struct MPIR_Topo_comm {
      * it. */
     int internal;
     int busy;
+    /* values of the selection's topology predicates (csel_topo.c) */
+    MPIR_Csel_topo_facts_t csel;
 } MPIR_Topo_comm_t;
 
 /* Collective over comm the first time (allgathers the members' locations),

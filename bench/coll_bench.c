@@ -341,40 +341,92 @@ static int iters_for(size_t bytes, int base)
     return it < floor ? floor : it;
 }
 
-/* Detect the node of every rank and how ranks lie over the nodes. */
-static const char *detect_layout(void)
+static int renumber(int *ids, int n);
+
+/* The node of every rank of c, numbered 0.. in order of first appearance;
+ * returns the number of nodes. */
+static int node_ids(MPI_Comm c, int *ids)
 {
     MPI_Comm local;
-    int lead, i, k, block = 1, cyclic = 1;
-    MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &local);
-    MPI_Allreduce(&rank, &lead, 1, MPI_INT, MPI_MIN, local);
+    int r, n, lead;
+    MPI_Comm_rank(c, &r);
+    MPI_Comm_size(c, &n);
+    MPI_Comm_split_type(c, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &local);
+    MPI_Allreduce(&r, &lead, 1, MPI_INT, MPI_MIN, local);
     MPI_Comm_free(&local);
-    node_of = malloc(size * sizeof(int));
-    node_size = calloc(size, sizeof(int));
-    MPI_Allgather(&lead, 1, MPI_INT, node_of, 1, MPI_INT, comm);
-    /* renumber leaders 0..N-1 in order of first appearance */
-    int *map = malloc(size * sizeof(int));
-    for (i = 0; i < size; i++)
+    MPI_Allgather(&lead, 1, MPI_INT, ids, 1, MPI_INT, c);
+    return renumber(ids, n);
+}
+
+static int renumber(int *ids, int n)
+{
+    int *map = malloc(n * sizeof(int)), nn = 0;
+    for (int i = 0; i < n; i++)
         map[i] = -1;
-    nnodes = 0;
-    for (i = 0; i < size; i++) {
-        if (map[node_of[i]] < 0)
-            map[node_of[i]] = nnodes++;
-        node_of[i] = map[node_of[i]];
-        node_size[node_of[i]]++;
+    for (int i = 0; i < n; i++) {
+        if (map[ids[i]] < 0)
+            map[ids[i]] = nn++;
+        ids[i] = map[ids[i]];
     }
     free(map);
-    ppn = 0;
-    for (k = 0; k < nnodes; k++)
-        if (node_size[k] > ppn)
-            ppn = node_size[k];
-    for (i = 1; i < size; i++) {
-        if (node_of[i] != node_of[i - 1] && node_of[i] != node_of[i - 1] + 1)
+    return nn;
+}
+
+/* How ranks lie over the nodes: block (each node's ranks consecutive),
+ * cyclic (rank r on node r mod N) or other. */
+static const char *classify(const int *ids, int n, int nn)
+{
+    int block = 1, cyclic = 1;
+    for (int i = 1; i < n; i++) {
+        if (ids[i] != ids[i - 1] && ids[i] != ids[i - 1] + 1)
             block = 0;
-        if (node_of[i] != i % nnodes)
+        if (ids[i] != i % nn)
             cyclic = 0;
     }
-    return nnodes == 1 || block ? "block" : cyclic ? "cyclic" : "other";
+    return nn == 1 || block ? "block" : cyclic ? "cyclic" : "other";
+}
+
+/* A seeded random order of the ranks (the same on every process); where
+ * the nodes allow it, one that is neither block nor cyclic, so that the
+ * shuffled case differs from the other two. */
+static int shuffle_key(int wrank, int wsize)
+{
+    int *wids = malloc(wsize * sizeof(int)), *perm = malloc(wsize * sizeof(int));
+    int *seq = malloc(wsize * sizeof(int)), key = wrank;
+    int nn = node_ids(MPI_COMM_WORLD, wids);
+    for (unsigned long long seed = 2026; seed < 2026 + 200; seed++) {
+        unsigned long long x = seed;
+        for (int i = 0; i < wsize; i++)
+            perm[i] = i;
+        for (int i = wsize - 1; i > 0; i--) {
+            x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+            int j = (int) ((x >> 33) % (unsigned long long) (i + 1)), t = perm[i];
+            perm[i] = perm[j];
+            perm[j] = t;
+        }
+        key = perm[wrank];
+        for (int w = 0; w < wsize; w++)
+            seq[perm[w]] = wids[w];     /* new rank perm[w] is world rank w */
+        if (!strcmp(classify(seq, wsize, renumber(seq, wsize)), "other") || nn == 1)
+            break;
+    }
+    free(wids);
+    free(perm);
+    free(seq);
+    return key;
+}
+
+/* Detect the node of every rank of comm and how ranks lie over them. */
+static const char *detect_layout(void)
+{
+    node_of = malloc(size * sizeof(int));
+    node_size = calloc(size, sizeof(int));
+    nnodes = node_ids(comm, node_of);
+    ppn = 0;
+    for (int i = 0; i < size; i++)
+        if (++node_size[node_of[i]] > ppn)
+            ppn = node_size[node_of[i]];
+    return classify(node_of, size, nnodes);
 }
 
 /* Whether NAME is an algorithm of another collective than coll. */
@@ -468,8 +520,13 @@ static void measure(int coll, const alg_t * a, pool_t * P, size_t n, size_t byte
     if (iters == 0)
         return;         /* zero calls: the baseline for counting bytes outside */
 
-    for (long s = 0; s < P->nsets; s++)
+    /* the data of the calls to come; off-cache, the rest of the pool is
+     * written too, after them, so that they have left the cache */
+    long planned = warm + iters < P->nsets ? warm + iters : P->nsets;
+    for (long s = 0; s < planned; s++)
         fill(coll, P, n, *seq + s);
+    for (long s = planned; pool_min && s < P->nsets; s++)
+        memset(sbuf_of(P, *seq + s), 0, P->stride);
 
     /* warm-up; the first call tells whether the algorithm can run here, the
      * mean of the others how many calls fit the budget */
@@ -642,18 +699,7 @@ int main(int argc, char **argv)
     if (!strcmp(placement, "reverse")) {
         key = wsize - wrank;
     } else if (!strcmp(placement, "shuffle")) {
-        int *perm = malloc(wsize * sizeof(int));
-        unsigned long long x = 2026;
-        for (int i = 0; i < wsize; i++)
-            perm[i] = i;
-        for (int i = wsize - 1; i > 0; i--) {
-            x = x * 6364136223846793005ULL + 1442695040888963407ULL;    /* same on every rank */
-            int j = (int) ((x >> 33) % (unsigned long long) (i + 1)), t = perm[i];
-            perm[i] = perm[j];
-            perm[j] = t;
-        }
-        key = perm[wrank];
-        free(perm);
+        key = shuffle_key(wrank, wsize);
     } else if (strcmp(placement, "block") && strcmp(placement, "cyclic")) {
         if (wrank == 0)
             fprintf(stderr, "coll_bench: unknown placement '%s'\n", placement);
@@ -664,6 +710,13 @@ int main(int argc, char **argv)
     MPI_Comm_rank(comm, &rank);
     MPI_Comm_size(comm, &size);
     const char *found = detect_layout();
+    if (rank == 0) {
+        fprintf(stderr, "coll_bench: %d ranks on %d node(s), %s; node of each rank:", size,
+                nnodes, found);
+        for (int i = 0; i < size && i < 64; i++)
+            fprintf(stderr, " %d", node_of[i]);
+        fprintf(stderr, "%s\n", size > 64 ? " ..." : "");
+    }
     if (rank == 0 && nnodes > 1 && (!strcmp(placement, "block") || !strcmp(placement, "cyclic"))
         && strcmp(found, placement) && !(ppn == 1)) {
         fprintf(stderr, "coll_bench: asked for %s placement but ranks lie %s over %d nodes\n",

@@ -16,6 +16,7 @@ MPICH default / algorithm, so above 1 is faster than MPICH's default.
 
 import csv
 import os
+import re
 import sys
 from collections import defaultdict
 
@@ -52,6 +53,14 @@ def load(d):
     cmds = []
     if os.path.exists(os.path.join(d, 'commands.txt')):
         cmds = [l.rstrip('\n') for l in open(os.path.join(d, 'commands.txt'))]
+    # "coll_bench: 4 ranks on 2 node(s), other; node of each rank: 0 1 1 0"
+    layouts = {}
+    if os.path.exists(os.path.join(d, 'log.txt')):
+        for line in open(os.path.join(d, 'log.txt'), errors='replace'):
+            m = re.match(r'coll_bench: (\d+) ranks on (\d+) node\(s\), (\w+); node of each rank: (.*)', line)
+            if m:
+                layouts[(int(m.group(2)), int(m.group(1)), m.group(3))] = m.group(4).strip()
+    meta['layouts'] = layouts
     return rows, meta, cmds
 
 
@@ -68,6 +77,13 @@ def case_title(c, cores):
     if cores and np_ > cores:
         t += ' (oversubscribed: %d ranks on %d cores)' % (np_, cores)
     return t
+
+
+def layout_of(c, meta):
+    nodes, np_, pl, _ = c
+    want = {'block': 'block', 'cyclic': 'cyclic', 'shuffle': 'other'}.get(pl, pl)
+    seq = meta.get('layouts', {}).get((nodes, np_, want))
+    return ' (node of each rank: %s)' % seq if seq and nodes > 1 else ''
 
 
 def case_slug(c):
@@ -153,8 +169,12 @@ def summary(d, rows, meta, cmds, data, na, plots):
         w('- Ranks above the core count (%d) oversubscribe: our engine yields in its waits, stock '
           'MPICH busy-polls and loses whole scheduler slices, so those time ratios measure '
           'scheduling, not algorithms. Network bytes are deterministic and hold everywhere.' % cores)
+    if 'load_average' in meta:
+        w('- Load average during the run: %s. Other jobs shared this machine: time ratios are '
+          'noisy (the best of several interleaved rounds is kept); byte counts are not.'
+          % meta['load_average'])
     w('- Every launch command is in `commands.txt`; all measurements in `bench.csv`; plots in '
-      '`plots/`.')
+      '`plots/`; progress and traces in `log.txt`.')
     w('')
 
     cases = sorted(data.keys(), key=lambda c: (c[1] > cores if cores else 0, c[1], c[0], c[3] != 'hot', c[2]))
@@ -193,6 +213,27 @@ def summary(d, rows, meta, cmds, data, na, plots):
     # network bytes
     netcases = [c for c in cases if c[0] > 1 and c[3] == 'hot']
     if netcases:
+        w('Network bytes per call / lower bound at 1 MiB per process (deterministic; all cases, '
+          'oversubscribed or not):')
+        w('')
+        cols = ['MPICH default', 'best stock', 'topo_ring', 'topo_tree', 'topo_multileader',
+                'topo_pipeline', 'Open MPI', 'Open MPI + coll_han']
+        w('| case | collective | ' + ' | '.join(cols) + ' |')
+        w('|---|---|' + '---|' * len(cols))
+        for c in netcases:
+            for coll in COLLS:
+                dd = data[c].get(coll, {})
+                vals = {s: net_ratio(dd[s].get(1048576)) for s in dd}
+                stock = [v for s, v in vals.items() if v is not None and s != 'MPICH default'
+                         and s not in OURS and not s.startswith('Open MPI')]
+                cells = []
+                for col in cols:
+                    v = min(stock) if col == 'best stock' and stock else vals.get(col)
+                    cells.append('%.2fx' % v if v is not None else '')
+                w('| %s%s | %s | %s |' % (case_title(c, cores), layout_of(c, meta), coll,
+                                         ' | '.join(cells)))
+        w('')
+
         w('## Bytes on the emulated network per call / lower bound')
         w('')
         w('Loopback transmit counter around back-to-back calls minus the same without calls, '
@@ -202,7 +243,7 @@ def summary(d, rows, meta, cmds, data, na, plots):
           'Shown at 1 MiB, and the range from 64 KiB up.')
         w('')
         for c in netcases:
-            w('### %s' % case_title(c, cores))
+            w('### %s%s' % (case_title(c, cores), layout_of(c, meta)))
             w('')
             w('| collective | ' + ' | '.join(['algorithm', 'at 1 MiB', '64 KiB and up']) + ' |')
             w('|---|---|---|---|')
@@ -222,7 +263,7 @@ def summary(d, rows, meta, cmds, data, na, plots):
     w('## Time ratios per case (MPICH default median us, then MPICH default / algorithm)')
     w('')
     for c in cases:
-        w('### %s' % case_title(c, cores))
+        w('### %s%s' % (case_title(c, cores), layout_of(c, meta)))
         w('')
         if plots:
             w('Plots: ' + ', '.join('[%s](plots/lat-%s-%s.png)' % (coll, case_slug(c), coll)

@@ -9,7 +9,7 @@
 #
 #   bench/run.sh [--quick | --smoke] [--np "2 4"] [--max BYTES] [--nodes N]
 #                [--device ofi|ucx] [--out DIR] [--no-peers] [--no-plots]
-#                [--relaunch] [--budget SECONDS]
+#                [--relaunch] [--budget SECONDS] [--prebuilt]
 #
 #   (default)  full sweep, 1 B to 16 MiB (4 MiB where ranks outnumber cores),
 #              about 20 minutes on 2 cores; writes DIR (bench/results/local)
@@ -19,6 +19,8 @@
 #              non-zero on any wrong result, failure or silent fallback
 #   --relaunch one launch per algorithm with environment CVARs instead of
 #              switching algorithms through MPI_T inside one launch
+#   --prebuilt use the benchmark already built in build-bench/ (machines
+#              without a compiler; see bench/README.md)
 #
 # Algorithms are switched inside each launch through MPI_T (see
 # bench/coll_bench.c); every result is validated. Emulated nodes are
@@ -38,6 +40,7 @@ out=
 peers=yes
 plots=yes
 relaunch=no
+prebuilt=no
 budget=
 cmdline="bench/run.sh $*"
 while [ $# -gt 0 ]; do
@@ -52,6 +55,7 @@ while [ $# -gt 0 ]; do
         --no-peers) peers=no ;;
         --no-plots) plots=no ;;
         --relaunch) relaunch=yes ;;
+        --prebuilt) prebuilt=yes ;;
         --budget) budget=$2; shift ;;
         -h|--help) sed -n '2,30p' "$0"; exit 0 ;;
         *) echo "run.sh: unknown option '$1' (--help)" >&2; exit 2 ;;
@@ -61,7 +65,7 @@ done
 
 ncores=$(nproc 2>/dev/null || echo 2)
 prefix=$top/install-$dev
-if [ ! -x "$prefix/bin/mpiexec" ] || [ ! -x "$prefix/bin/mpicc" ]; then
+if [ ! -x "$prefix/bin/mpiexec" ] || { [ $prebuilt = no ] && [ ! -x "$prefix/bin/mpicc" ]; }; then
     echo "run.sh: no MPICH in $prefix; build it first (./demo.sh or ./check.sh)" >&2
     exit 1
 fi
@@ -93,12 +97,13 @@ say() { echo "$*" | tee -a "$log" >&2; }
 # MAX), base iterations, warm-up calls, seconds per size and algorithm,
 # rounds; smaller where ranks outnumber cores (every call there costs
 # scheduler slices, and the times measure scheduling anyway)
-sweep_for() {   # np -> "max step iters warm budget rounds"
+sweep_for() {   # np cache -> "max step iters warm budget rounds"
     local over=no
     [ "$1" -gt "$ncores" ] && over=yes
-    case $mode-$over in
-        full-no)  echo "${max:-16777216} 2 100 5 ${budget:-0.3} 2" ;;
-        full-yes) echo "${max:-4194304} 4 10 2 ${budget:-0.2} 1" ;;
+    case $mode-$over-$2 in
+        full-no-hot)  echo "${max:-16777216} 2 100 5 ${budget:-0.3} 3" ;;
+        full-no-cold) echo "${max:-16777216} 4 100 5 ${budget:-0.3} 1" ;;
+        full-yes-*)   echo "${max:-4194304} 4 10 2 ${budget:-0.2} 1" ;;
         quick-*)  echo "${max:-1048576} 4 50 3 ${budget:-0.2} 1" ;;
         smoke-*)  echo "${max:-262144} 64 2 1 0 1" ;;
     esac
@@ -106,10 +111,18 @@ sweep_for() {   # np -> "max step iters warm budget rounds"
 
 # ---------------------------------------------------------------- build
 bin=$work/coll_bench
-"$prefix/bin/mpicc" -O2 -std=c99 -o "$bin" "$top/bench/coll_bench.c"
+if [ $prebuilt = no ]; then
+    "$prefix/bin/mpicc" -O2 -std=c99 -o "$bin" "$top/bench/coll_bench.c"
+elif [ ! -x "$bin" ]; then
+    echo "run.sh: --prebuilt but no $bin" >&2
+    exit 1
+fi
 ompibin=
 if [ $peers = yes ]; then
-    if command -v mpicc.openmpi >/dev/null 2>&1 && command -v mpirun.openmpi >/dev/null 2>&1; then
+    if [ $prebuilt = yes ] && [ -x "$work/coll_bench-openmpi" ] && command -v mpirun.openmpi >/dev/null 2>&1; then
+        ompibin=$work/coll_bench-openmpi
+    elif [ $prebuilt = no ] && command -v mpicc.openmpi >/dev/null 2>&1 &&
+        command -v mpirun.openmpi >/dev/null 2>&1; then
         ompibin=$work/coll_bench-openmpi
         mpicc.openmpi -O2 -std=c99 -o "$ompibin" "$top/bench/coll_bench.c"
     else
@@ -131,8 +144,8 @@ trap 'rm -rf "$fakedir"' EXIT
 
 # ---------------------------------------------------------------- launching
 failures=0
-ncase=0
 t_start=$(date +%s)
+load_start=$(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || echo '?')
 echo "label,collective,placement,nprocs,bytes,iterations,min_us,avg_us,max_us,errors,algorithm,nodes,ppn,cache,med_us,tcp_retrans,net_bytes,net_bound,status" >"$csv"
 
 # run LABEL ENV... -- COMMAND...: one launch, CSV rows appended, progress shown
@@ -183,7 +196,7 @@ ompi_files() {  # np nn placement -> $work/hosts, $work/ranks
 
 bench_args() {  # np placement cache
     local m st it wa bu ro
-    read -r m st it wa bu ro <<<"$(sweep_for "$1")"
+    read -r m st it wa bu ro <<<"$(sweep_for "$1" "$3")"
     local a=(-m 1 -M "$m" -s "$st" -i "$it" -w "$wa" -T "$bu" -R "$ro" -p "$2" -v -P)
     [ "$3" = cold ] && a+=(-o "$pool")
     echo "${a[@]}"
@@ -322,6 +335,7 @@ fi
     echo "memory: $(awk '/MemTotal/ { printf "%.0f GiB", $2 / 1048576 }' /proc/meminfo)"
     echo "kernel: $(uname -sr)"
     echo "os: $(. /etc/os-release 2>/dev/null && echo "$PRETTY_NAME")"
+    echo "load_average: $load_start at the start, $(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || echo '?') at the end (1, 5, 15 minutes)"
     echo "l3_bytes: $l3"
     echo "offcache_pool_bytes: $pool"
     echo "mpich: $("$prefix/bin/mpichversion" 2>/dev/null | sed -n 's/^MPICH Version: *//p') ch4:$dev, install-$dev built $(date -u -r "$prefix/lib/libmpi.so" '+%Y-%m-%d %H:%M UTC' 2>/dev/null), mpich-topo $(cd "$top" && git rev-parse --short HEAD 2>/dev/null)$(cd "$top" && git diff --quiet HEAD -- src maint 2>/dev/null || echo ' (src/ or maint/ differ from that commit)')"

@@ -1,0 +1,36 @@
+#!/bin/sh
+# Copy the shared libraries that an MPICH install and the built benchmark
+# load (as ldd finds them here) into one folder, so that both run on a bare
+# machine of the same architecture with LD_LIBRARY_PATH pointing there (the
+# lent GPU machine: see bench/README.md). The C library and the dynamic
+# loader stay out: the machine's own are used.
+#   bench/pack-libs.sh [--device ofi|ucx] [--out DIR]   (default build-bench/libs)
+set -eu
+top=$(cd "$(dirname "$0")/.." && pwd)
+dev=ofi
+out=$top/build-bench/libs
+while [ $# -gt 0 ]; do
+    case $1 in
+        --device) dev=$2; shift ;;
+        --out) out=$2; shift ;;
+        *) echo "usage: $0 [--device ofi|ucx] [--out DIR]" >&2; exit 2 ;;
+    esac
+    shift
+done
+prefix=$top/install-$dev
+mkdir -p "$out"
+files="$prefix/lib/libmpi.so $prefix/bin/mpiexec.hydra $prefix/bin/hydra_pmi_proxy"
+[ -x "$top/build-bench/$dev/coll_bench" ] && files="$files $top/build-bench/$dev/coll_bench"
+# libfabric loads its providers with dlopen: take those too
+for d in /usr/lib/x86_64-linux-gnu/libfabric /usr/lib/libfabric; do
+    [ -d "$d" ] && [ "$dev" = ofi ] && files="$files $(ls "$d"/*.so 2>/dev/null || true)"
+done
+for f in $files; do
+    ldd "$f" 2>/dev/null | awk '$3 ~ /^\// { print $3 }'
+done | sort -u | while read -r lib; do
+    case $(basename "$lib") in
+        libc.so*|libm.so*|libdl.so*|libpthread.so*|librt.so*|ld-linux*) continue ;;
+    esac
+    cp -L "$lib" "$out/"
+done
+echo "pack-libs: $(ls "$out" | wc -l) libraries, $(du -sh "$out" | cut -f1), in $out"

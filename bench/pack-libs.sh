@@ -28,6 +28,7 @@ done
 for f in $files; do
     ldd "$f" 2>/dev/null | awk '$3 ~ /^\// { print $3 }'
 done | sort -u | while read -r lib; do
+    case $lib in "$prefix"/*) continue ;; esac     # carried with the install
     case $(basename "$lib") in
         libc.so*|libm.so*|libdl.so*|libpthread.so*|librt.so*|ld-linux*) continue ;;
     esac

@@ -14,10 +14,11 @@
  * shrink with size: ITERS up to 8 KiB, halved for every doubling above, at
  * least 10 (or ITERS if smaller; -i 0 -w 0 makes no calls at all).  -T caps
  * the time per size and algorithm (estimated from the warm-up, at least 3
- * timed calls).  Each call is timed alone after a barrier.  -R ROUNDS
- * measures every size ROUNDS times, the algorithms interleaved, and keeps
- * each algorithm's best round (by median), so that a burst of load from
- * elsewhere spoils one round rather than one algorithm.
+ * timed calls).  Each call is timed alone after a barrier.  Each size
+ * starts with 5 ms of untimed calls (see prime()).  -R ROUNDS measures every
+ * size ROUNDS times, the algorithms interleaved, each round starting with
+ * the next one, and keeps each algorithm's best round (by median), so that
+ * a burst of load from elsewhere spoils one round rather than one algorithm.
  *
  * Algorithms (-a) are switched inside the run through the MPI_T control
  * variable interface: MPIR_<Coll>_impl in MPICH reads
@@ -597,6 +598,24 @@ static void measure(int coll, const alg_t * a, pool_t * P, size_t n, size_t byte
     r->tavg = sum / size;
 }
 
+/* Untimed calls of the default algorithm at a new size, for 5 ms and at
+ * least 8 calls: the first few milliseconds of messages of a new size are
+ * several times slower here (seen with CH4 shared memory at 4-64 KiB), and
+ * would otherwise count against whichever algorithm comes first. */
+static void prime(int coll, pool_t * P, size_t n)
+{
+    double t0 = MPI_Wtime();
+    int more = base_iters > 0, calls = 0;
+    long seq = 0;
+    while (more) {
+        for (int k = 0; k < 8; k++, calls++, seq++)
+            if (call(coll, P, n, seq) != MPI_SUCCESS)
+                die("collective failed while priming");
+        more = MPI_Wtime() - t0 < 0.005 && calls < 1000;
+        MPI_Bcast(&more, 1, MPI_INT, 0, comm);
+    }
+}
+
 static void parse_algs(const char *list, alg_t * algs, int *nalgs)
 {
     char *copy = strdup(list), *save = NULL;
@@ -788,10 +807,13 @@ int main(int argc, char **argv)
                     snprintf(best[ai].status, sizeof best[ai].status,
                              "n/a:no MPIR_CVAR_COLLECTIVE_FALLBACK");
             }
-            /* rounds interleave the algorithms; the best round counts, so a
-             * burst of load from elsewhere hits one round, not one algorithm */
+            prime(coll, &P, n);
+            /* rounds interleave the algorithms, each round starting with the
+             * next one; the best round counts, so a burst of load from
+             * elsewhere hits one round, not one algorithm */
             for (int round = 0; round < rounds; round++) {
-                for (int ai = 0; ai < nalgs; ai++) {
+                for (int k = 0; k < nalgs; k++) {
+                    int ai = (k + round) % nalgs;
                     if (skip[ai] || strcmp(best[ai].status, "ok"))
                         continue;
                     result_t r;

@@ -304,6 +304,8 @@ def summary(d, rows, meta, cmds, data, na, plots):
         w('')
         seen = set()
         for l in cmds:
+            if l.startswith('#'):
+                continue
             kind = 'openmpi-han' if 'coll_han' in l else 'openmpi' if 'mpirun.openmpi' in l else 'mpich'
             if kind in seen:
                 continue

@@ -155,7 +155,13 @@ run() {
     envs=()
     while [ "$1" != -- ]; do envs+=("$1"); shift; done
     shift
-    echo "${envs[*]} $*" >>"$cmds"
+    # the exact command, paths relative to the repository (and Open MPI's
+    # host and rank files, which the next launch rewrites)
+    if [ $label != mpich ]; then
+        echo "# hosts: $(paste -sd';' "$work/hosts"); ranks: $(paste -sd';' "$work/ranks")" |
+            sed "s|$top/||g" >>"$cmds"
+    fi
+    echo "${envs[*]} $*" | sed "s|$top/||g" >>"$cmds"
     local wrap=()
     if [ $netns = yes ]; then
         wrap=(unshare -n sh -c 'ip link set lo up && exec "$@"' sh)
@@ -202,8 +208,18 @@ bench_args() {  # np placement cache
     echo "${a[@]}"
 }
 
-l3=$(getconf LEVEL3_CACHE_SIZE 2>/dev/null || echo 0)
-case $l3 in ''|*[!0-9]*) l3=0 ;; esac
+# the last-level cache as this machine's processors see it (sysfs; getconf
+# may report the host's total in a virtual machine)
+l3=0
+for c in /sys/devices/system/cpu/cpu0/cache/index*; do
+    [ -r "$c/level" ] && [ -r "$c/size" ] || continue
+    sz=$(sed 's/K$/*1024/; s/M$/*1048576/' "$c/size")
+    l3=$(( $(cat "$c/level") >= 2 && $sz > l3 ? $sz : l3 ))
+done
+if [ "$l3" -le 0 ]; then
+    l3=$(getconf LEVEL3_CACHE_SIZE 2>/dev/null || echo 0)
+    case $l3 in ''|*[!0-9]*) l3=0 ;; esac
+fi
 [ "$l3" -gt 0 ] || l3=33554432
 pool=$((4 * l3))        # off-cache pool: 4x the last-level cache per process
 
@@ -338,8 +354,8 @@ fi
     echo "load_average: $load_start at the start, $(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || echo '?') at the end (1, 5, 15 minutes)"
     echo "l3_bytes: $l3"
     echo "offcache_pool_bytes: $pool"
-    echo "mpich: $("$prefix/bin/mpichversion" 2>/dev/null | sed -n 's/^MPICH Version: *//p') ch4:$dev, install-$dev built $(date -u -r "$prefix/lib/libmpi.so" '+%Y-%m-%d %H:%M UTC' 2>/dev/null), mpich-topo $(cd "$top" && git rev-parse --short HEAD 2>/dev/null)$(cd "$top" && git diff --quiet HEAD -- src maint 2>/dev/null || echo ' (src/ or maint/ differ from that commit)')"
-    echo "mpich_configure: $("$prefix/bin/mpichversion" 2>/dev/null | sed -n 's/^MPICH [Cc]onfigure: *//p')"
+    echo "mpich: $("$prefix/bin/mpichversion" 2>/dev/null | sed -n 's/^MPICH Version:[[:space:]]*//p') ch4:$dev, install-$dev built $(date -u -r "$prefix/lib/libmpi.so" '+%Y-%m-%d %H:%M UTC' 2>/dev/null), mpich-topo $(cd "$top" && git rev-parse --short HEAD 2>/dev/null)$(cd "$top" && git diff --quiet HEAD -- src maint 2>/dev/null || echo ' (src/ or maint/ differ from that commit)')"
+    echo "mpich_configure: $("$prefix/bin/mpichversion" 2>/dev/null | sed -n 's/^MPICH [Cc]onfigure:[[:space:]]*//p')"
     echo "libfabric: $(dpkg-query -W -f '${Version}' libfabric1 2>/dev/null || echo '?')"
     if [ $peers = yes ]; then
         echo "openmpi: $(ompi_info --version 2>/dev/null | head -1) (Debian $(dpkg-query -W -f '${Version}' libopenmpi3 2>/dev/null || echo '?'))"

@@ -95,7 +95,9 @@ gen_testlist() {    # device
     bc="env=MPIR_CVAR_BCAST_INTRA_ALGORITHM=topo_tree env=MPIR_CVAR_COLLECTIVE_FALLBACK=error"
     small="env=MPIR_CVAR_BCAST_TOPO_TREE_CHUNK_SIZE=1000"
     bind="mpiexecarg=-bind-to mpiexecarg=core"
-    fake2pkg="env=HWLOC_SYNTHETIC=pack:2_core:1_pu:1 env=HWLOC_THISSYSTEM=1"
+    # two packages with a NUMA node each, as an hwloc XML file: a testlist
+    # env= value cannot hold the spaces of an HWLOC_SYNTHETIC string
+    fake2pkg="env=HWLOC_XMLFILE=$fake2pkg_xml env=HWLOC_THISSYSTEM=1"
     c2="env=MPIR_CVAR_NUM_CLIQUES=2"
     c3b="env=MPIR_CVAR_NUM_CLIQUES=3 env=MPIR_CVAR_CLIQUES_BY_BLOCK=1"
     c4b="env=MPIR_CVAR_NUM_CLIQUES=4 env=MPIR_CVAR_CLIQUES_BY_BLOCK=1"
@@ -198,6 +200,9 @@ run_device() {      # device
     echo "== ch4:$dev: building test programs"
     make -s -C "$builddir/mpich/test/mpi/util" >/dev/null 2>&1 ||
         { note_result "ch4:$dev test util build" 1; return; }
+    fake2pkg_xml=$builddir/fake2pkg.xml
+    HWLOC_SYNTHETIC="pack:2 numa:1 core:1 pu:1" lstopo-no-graphics --of xml >"$fake2pkg_xml" ||
+        note_result "ch4:$dev: lstopo-no-graphics could not write a 2-package topology" 1
     gen_testlist "$dev" >"$coll/testlist.topo"
     progs="$(awk '{print $1}' "$coll/testlist.topo" | sort -u) icallgather bcasttest topo_allgather"
     # shellcheck disable=SC2086

@@ -204,8 +204,9 @@ static void NAME##_check(MPI_Comm comm, MPI_Datatype dt, int opi, MPI_Aint count
     char got[64], expect[64];                                                      \
     MPI_Comm_rank(comm, &rank);                                                 \
     MPI_Comm_size(comm, &size);                                                 \
-    T *sbuf = malloc((count + 1) * sizeof(T));                                  \
-    T *rbuf = malloc((count + 1) * sizeof(T));                                  \
+    /* calloc: long double's padding bytes are sent too, so define them */     \
+    T *sbuf = calloc(count + 1, sizeof(T));                                     \
+    T *rbuf = calloc(count + 1, sizeof(T));                                     \
     for (MPI_Aint i = 0; i < count; i++)                                        \
         sbuf[i] = NAME##_value(opi, rank, size, i, salt);                       \
     if (inplace)                                                                \

@@ -101,6 +101,7 @@ static int allgather_segment(MPIDI_Topo_engine_t * e, const MPIDI_Topo_tbuf_t * 
             MPIDI_TOPO_WAIT_ALL(e, done, 0, L, r - MPIDI_TOPO_NSLOTS);
         mpi_errno = MPIDI_Topo_tbuf_pack(sb, off, slot + mypos * len, len);
         MPIR_ERR_CHECK(mpi_errno);
+        MPIDI_TOPO_SHARED_DEFINED(slot + mypos * len, len);
         MPL_atomic_release_store_uint64(&me->arrive, r);
 
         if (e->is_leader) {

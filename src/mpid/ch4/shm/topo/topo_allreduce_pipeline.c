@@ -118,6 +118,7 @@ int MPIDI_Topo_allreduce_pipeline(const void *sendbuf, void *recvbuf, MPI_Aint c
                 MPIDI_TOPO_WAIT_ALL(e, done, 0, L, r - MPIDI_TOPO_NSLOTS);
             memcpy(slot + me_l * stride, sbuf + off * extent + true_lb,
                    (n - 1) * extent + true_extent);
+            MPIDI_TOPO_SHARED_DEFINED(slot + me_l * stride, (n - 1) * extent + true_extent);
             MPL_atomic_release_store_uint64(&me->arrive, r);
 
             /* my slice, reduced across the areas into area 0 */

@@ -71,6 +71,7 @@ static int bcast_segment(MPIDI_Topo_engine_t * e, const MPIDI_Topo_tbuf_t * tb, 
                 MPIDI_TOPO_WAIT_ALL(e, done, 0, L, r - MPIDI_TOPO_NSLOTS);
             mpi_errno = MPIDI_Topo_tbuf_pack(tb, off, slot, len);
             MPIR_ERR_CHECK(mpi_errno);
+            MPIDI_TOPO_SHARED_DEFINED(slot, len);
             MPL_atomic_release_store_uint64(&me->arrive, r);
         }
         if (am_owner) {

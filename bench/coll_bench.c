@@ -50,7 +50,9 @@
  * -p: block and cyclic only name what the launcher did (the node of each
  * rank is detected with MPI_COMM_TYPE_SHARED and a mismatch is reported);
  * shuffle splits the communicator with seeded random keys, reverse with
- * reversed ones.  -H prints the CSV header, -P progress on stderr.
+ * reversed ones; without -p the placement column says how the launcher
+ * laid the ranks out (block, cyclic or other).  -H prints the CSV header,
+ * -P progress (and the node of each rank) on stderr.
  *
  * CSV columns:
  *   label,collective,placement,nprocs,bytes,iterations,min_us,avg_us,max_us,
@@ -640,7 +642,7 @@ static void parse_algs(const char *list, alg_t * algs, int *nalgs)
 
 int main(int argc, char **argv)
 {
-    const char *colls = "allgather", *placement = "block", *label = "run", *alglist = "env";
+    const char *colls = "allgather", *placement = NULL, *label = "run", *alglist = "env";
     size_t min = 1, max = 1 << 20, step = 2;
     int header = 0, opt, provided, wrank, wsize;
     alg_t algs[MAX_ALGS];
@@ -715,7 +717,9 @@ int main(int argc, char **argv)
 
     /* placement: block/cyclic as launched, or a seeded permutation of ranks */
     int key = wrank;
-    if (!strcmp(placement, "reverse")) {
+    if (!placement) {
+        /* as launched: the CSV says how (below) */
+    } else if (!strcmp(placement, "reverse")) {
         key = wsize - wrank;
     } else if (!strcmp(placement, "shuffle")) {
         key = shuffle_key(wrank, wsize);
@@ -729,15 +733,17 @@ int main(int argc, char **argv)
     MPI_Comm_rank(comm, &rank);
     MPI_Comm_size(comm, &size);
     const char *found = detect_layout();
-    if (rank == 0) {
+    if (rank == 0 && progress) {
         fprintf(stderr, "coll_bench: %d ranks on %d node(s), %s; node of each rank:", size,
                 nnodes, found);
         for (int i = 0; i < size && i < 64; i++)
             fprintf(stderr, " %d", node_of[i]);
         fprintf(stderr, "%s\n", size > 64 ? " ..." : "");
     }
-    if (rank == 0 && nnodes > 1 && (!strcmp(placement, "block") || !strcmp(placement, "cyclic"))
-        && strcmp(found, placement) && !(ppn == 1)) {
+    if (!placement)
+        placement = found;
+    else if (rank == 0 && nnodes > 1 && (!strcmp(placement, "block") || !strcmp(placement, "cyclic"))
+             && strcmp(found, placement) && !(ppn == 1)) {
         fprintf(stderr, "coll_bench: asked for %s placement but ranks lie %s over %d nodes\n",
                 placement, found, nnodes);
         placement = found;

@@ -13,7 +13,7 @@
 #
 #   (default)  full sweep, 1 B to 16 MiB (4 MiB where ranks outnumber cores),
 #              about 20 minutes on 2 cores; writes DIR (bench/results/local)
-#   --quick    1 B to 1 MiB in steps of 4, 2 ranks only (a few minutes)
+#   --quick    1 B to 1 MiB in steps of 4, 2 ranks only (under a minute)
 #   --smoke    builds the benchmark and checks every algorithm on 2-4 ranks
 #              with validation and COLL_TRACE (under a minute); exit status
 #              non-zero on any wrong result, failure or silent fallback

@@ -225,8 +225,9 @@ int MPIDI_Topo_bcast_pipeline(void *buffer, MPI_Aint count, MPI_Datatype datatyp
     }
     if (e->flat) {
         /* one process per node: the network step alone, as MPICH would
-         * run it on comm */
-        if (m < MPIR_CVAR_BCAST_SHORT_MSG_SIZE)
+         * run it on comm (below MPIR_CVAR_BCAST_MIN_PROCS processes a
+         * scatter-allgather sends more than the message: 1.5x for two) */
+        if (m < MPIR_CVAR_BCAST_SHORT_MSG_SIZE || comm->local_size < MPIR_CVAR_BCAST_MIN_PROCS)
             mpi_errno = MPIR_Bcast_intra_binomial(buffer, count, datatype, root, comm, errflag);
         else
             mpi_errno = MPIR_Bcast_intra_scatter_ring_allgather(buffer, count, datatype, root,

@@ -253,6 +253,12 @@ run_device() {      # device
             note_result "ch4:$dev autotune.sh exited $at_rc" 1
         fi
     fi
+    # the benchmark suite's smoke run: every algorithm validated on 2-4
+    # processes, forced ones seen in COLL_TRACE, bytes above the bound
+    if [ "$dev" = ofi ]; then
+        bash "$top/bench/run.sh" --smoke >"$builddir/bench-smoke.log" 2>&1
+        note_result "ch4:$dev bench/run.sh --smoke (log: build-$dev/bench-smoke.log)" $?
+    fi
     # memcheck of the engine algorithms (ofi: its tcp provider runs cleanly
     # under valgrind; about a minute)
     if [ "$dev" = ofi ]; then

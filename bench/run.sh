@@ -66,8 +66,26 @@ done
 ncores=$(nproc 2>/dev/null || echo 2)
 prefix=$top/install-$dev
 if [ ! -x "$prefix/bin/mpiexec" ] || { [ $prebuilt = no ] && [ ! -x "$prefix/bin/mpicc" ]; }; then
-    echo "run.sh: no MPICH in $prefix; build it first (./demo.sh or ./check.sh)" >&2
-    exit 1
+    if [ $prebuilt = yes ]; then
+        echo "run.sh: no MPICH in $prefix (--prebuilt: carry it here)" >&2
+        exit 1
+    fi
+    # a fresh checkout: build it as demo.sh does (about 10 minutes)
+    echo "run.sh: no MPICH in $prefix yet: building it (Debian packages, source, ch4:$dev)"
+    JOBS=${JOBS:-$ncores}
+    mkdir -p "$top/.cache"
+    . "$top/maint/topo-common.sh"
+    topo_ensure_deps && topo_autogen && topo_build "$dev" ||
+        { echo "run.sh: building MPICH failed" >&2; exit 1; }
+fi
+# the peer and the plots: Debian's Open MPI and matplotlib, installed once
+need_peers=no
+{ [ $peers = yes ] && ! command -v mpicc.openmpi >/dev/null 2>&1; } && need_peers=yes
+{ [ $plots = yes ] && ! /usr/bin/python3 -c 'import matplotlib' >/dev/null 2>&1; } && need_peers=yes
+if [ $mode != smoke ] && [ $need_peers = yes ]; then
+    echo "run.sh: installing Open MPI and matplotlib (bench/install-peers.sh)"
+    bash "$top/bench/install-peers.sh" >"$top/.cache/install-peers.log" 2>&1 ||
+        echo "run.sh: bench/install-peers.sh failed (log: .cache/install-peers.log); going on without"
 fi
 
 # ---------------------------------------------------------------- settings

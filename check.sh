@@ -236,6 +236,13 @@ run_device() {      # device
     if [ $tun_rc != 0 ] && [ "$tally_failed" = 0 ]; then
         note_result "ch4:$dev tuning.sh exited $tun_rc" 1
     fi
+    # the built-in tuning: ours where it should be, MPICH's elsewhere
+    sh "$top/test/topo/defaults.sh" "$prefix" "$dev" >"$builddir/defaults.log" 2>&1
+    def_rc=$?
+    tally "$builddir/defaults.log" "ch4:$dev defaults"
+    if [ $def_rc != 0 ] && [ "$tally_failed" = 0 ]; then
+        note_result "ch4:$dev defaults.sh exited $def_rc" 1
+    fi
     # "which algorithm ran": trace table, per-call lines, fallbacks, MPI_T
     sh "$top/test/topo/trace.sh" "$prefix" "$coll" "$dev" >"$builddir/trace.log" 2>&1
     tr_rc=$?

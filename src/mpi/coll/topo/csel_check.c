@@ -832,6 +832,8 @@ static int parse_json(const char *buf, size_t len, struct json_object **tree_out
     goto fn_exit;
 }
 
+int MPIR_Csel_user_file[3];
+
 int MPIR_Csel_load(MPIR_Csel_level_t level, const char *file, const char *builtin_json,
                    void *(*create_container) (struct json_object *), void **csel)
 {
@@ -854,6 +856,7 @@ int MPIR_Csel_load(MPIR_Csel_level_t level, const char *file, const char *builti
 
     if (mpi_errno == MPI_SUCCESS) {
         mpi_errno = MPIR_Csel_create_from_buf(buf, create_container, csel);
+        MPIR_Csel_user_file[level] = (mpi_errno == MPI_SUCCESS);
     } else if (MPIR_CVAR_COLL_SELECTION_TUNING_ERROR == MPIR_CVAR_COLL_SELECTION_TUNING_ERROR_warn) {
         char msg[4096];
         MPIR_Err_get_string(mpi_errno, msg, sizeof(msg), NULL);

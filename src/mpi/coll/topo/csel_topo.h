@@ -30,6 +30,11 @@ typedef enum {
 int MPIR_Csel_load(MPIR_Csel_level_t level, const char *file, const char *builtin_json,
                    void *(*create_container) (struct json_object *), void **csel);
 
+/* Nonzero when that level's tree came from the user's file (set by
+ * MPIR_Csel_load): an algorithm the built-in tuning picked is never the
+ * user's choice, so it falls back silently where it cannot run. */
+extern int MPIR_Csel_user_file[3];
+
 /* Checks a parsed tree against what the selection code of that level
  * accepts (used by MPIR_Csel_load); returns an MPI error code whose chain
  * describes the first problem and lists the valid choices. */

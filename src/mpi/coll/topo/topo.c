@@ -5,6 +5,7 @@
 #include "mpiimpl.h"
 #include "topo.h"
 #include "topo_hooks.h"
+#include "csel_topo.h"
 
 /*
 === BEGIN_MPI_T_CVAR_INFO_BLOCK ===
@@ -244,9 +245,29 @@ void MPIR_Topo_comm_free(MPIR_Comm * comm)
     comm->topo = NULL;
 }
 
+/* Did the user choose algo (its collective's _INTRA_ALGORITHM CVAR, or an
+ * MPIR tuning file), rather than MPICH's built-in tuning? */
+static int user_chose(const char *algo)
+{
+    if (MPIR_Csel_user_file[MPIR_CSEL_LEVEL__MPIR])
+        return 1;
+    if (!strncmp(algo, "MPIR_Allgather_", 15))
+        return MPIR_CVAR_ALLGATHER_INTRA_ALGORITHM != MPIR_CVAR_ALLGATHER_INTRA_ALGORITHM_auto;
+    if (!strncmp(algo, "MPIR_Bcast_", 11))
+        return MPIR_CVAR_BCAST_INTRA_ALGORITHM != MPIR_CVAR_BCAST_INTRA_ALGORITHM_auto;
+    if (!strncmp(algo, "MPIR_Allreduce_", 15))
+        return MPIR_CVAR_ALLREDUCE_INTRA_ALGORITHM != MPIR_CVAR_ALLREDUCE_INTRA_ALGORITHM_auto;
+    return 1;
+}
+
 int MPIR_Topo_cannot_run(MPIR_Comm * comm, const char *algo, const char *reason)
 {
     int mpi_errno = MPI_SUCCESS;
+
+    /* MPIR_CVAR_COLLECTIVE_FALLBACK is about what the user asked for; where
+     * the built-in tuning chose one of ours, the stock selection just runs. */
+    if (!user_chose(algo))
+        return MPI_SUCCESS;
 
     if (MPIR_CVAR_COLLECTIVE_FALLBACK == MPIR_CVAR_COLLECTIVE_FALLBACK_error) {
         MPIR_ERR_SET2(mpi_errno, MPI_ERR_OTHER, "**topo_cannot_run", "**topo_cannot_run %s %s",

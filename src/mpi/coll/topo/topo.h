@@ -48,9 +48,13 @@ MPIR_Topo_comm_t *MPIR_Topo_comm_struct(MPIR_Comm * comm);
  * which CH4 compositions run their parts (a barrier's node bcast, say):
  * an engine there would be a second, nested one.  Also during MPI_Init:
  * the netmod's post-init allreduce on MPI_COMM_WORLD runs before CH4 has
- * set up that communicator's selection, which the engine's splits need. */
+ * set up that communicator's selection, which the engine's splits need.
+ * And on a communicator still being committed (MPIR_Comm_commit bcasts its
+ * seq, still 0, through the selection): the engine's own splits would
+ * commit another one, and so on. */
 #define MPIR_TOPO_STEP_ASIDE(comm) \
     (MPL_atomic_load_int(&MPIR_Process.mpich_state) != MPICH_MPI_STATE__INITIALIZED || \
+     (!HANDLE_IS_BUILTIN((comm)->handle) && (comm)->seq == 0) ||              \
      (comm)->hierarchy_kind == MPIR_COMM_HIERARCHY_KIND__NODE ||            \
      (comm)->hierarchy_kind == MPIR_COMM_HIERARCHY_KIND__NODE_ROOTS ||      \
      ((comm)->topo && ((comm)->topo->internal || (comm)->topo->busy)))

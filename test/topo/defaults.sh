@@ -1,0 +1,142 @@
+#!/bin/sh
+#
+# Checks of the built-in tuning (maint/patches/0010): with no CVAR and no
+# tuning file, MPICH picks our algorithms where the benchmarks put them ahead
+# and its stock ones elsewhere. Which algorithm ran is read from
+# MPIR_CVAR_COLL_TRACE=1 (rank 0's table).
+# Usage: defaults.sh PREFIX DEVICE
+# Prints "ok N - what" / "not ok N - what" lines (TAP-like).
+
+set -u
+prefix=$1
+dev=$2
+top=$(cd "$(dirname "$0")/../.." && pwd)
+mpiexec="$prefix/bin/mpiexec"
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+n=0
+fails=0
+[ "$dev" = ofi ] && export FI_PROVIDER=tcp
+export MPIR_CVAR_COLL_TRACE=1
+
+ok() { n=$((n + 1)); echo "ok $n - $1"; }
+notok() { n=$((n + 1)); fails=$((fails + 1)); echo "not ok $n - $1"; sed 's/^/#   /' "$tmp/out" | tail -25; }
+check() { if eval "$2"; then ok "$1"; else notok "$1"; fi; }
+run() {     # [NAME=VALUE ...] NP [mpiexec options] prog [args]; output in $tmp/out, status in $rc
+    (
+        while :; do
+            case $1 in
+                *=*) export "$1"; shift ;;
+                *) break ;;
+            esac
+        done
+        np=$1
+        shift
+        exec timeout 300 "$mpiexec" -n "$np" "$@"
+    ) >"$tmp/out" 2>&1
+    rc=$?
+}
+# sel COLL ALGO KIND SIZE: the selection chose ALGO on such a communicator
+sel() { grep -qE "^mpich-topo: +$1 +$2 +selection +$3 +$4:" "$tmp/out"; }
+# sizes COLL ALGO KIND SIZE: the size ranges of those calls
+sizes() { grep -A1 -E "^mpich-topo: +$1 +$2 +selection +$3 +$4:" "$tmp/out" | sed -n '2p'; }
+valid() { [ $rc = 0 ] && ! grep -q 'wrong' "$tmp/out"; }
+
+cat >"$tmp/ops.c" <<'XEOF'
+/* allreduce of 16 KiB with a commutative user op (sum) and a
+ * non-commutative one (keep the left operand: the result must be rank 0's
+ * data) */
+#include <mpi.h>
+#include <stdio.h>
+
+#define N 4096
+static void keep_left(void *in, void *inout, int *len, MPI_Datatype * dt)
+{
+    for (int i = 0; i < *len; i++)
+        ((int *) inout)[i] = ((int *) in)[i];
+}
+
+static void sum(void *in, void *inout, int *len, MPI_Datatype * dt)
+{
+    for (int i = 0; i < *len; i++)
+        ((int *) inout)[i] += ((int *) in)[i];
+}
+
+int main(int argc, char **argv)
+{
+    static int a[N], r[N];
+    int rank, size, errs = 0;
+    MPI_Op left, add;
+
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    MPI_Op_create(keep_left, 0, &left);
+    MPI_Op_create(sum, 1, &add);
+    for (int it = 0; it < 5; it++) {
+        for (int i = 0; i < N; i++)
+            a[i] = (rank + 1) * 1000 + i + it;
+        MPI_Allreduce(a, r, N, MPI_INT, add, MPI_COMM_WORLD);
+        for (int i = 0; i < N; i++)
+            errs += r[i] != 1000 * size * (size + 1) / 2 + size * (i + it);
+        MPI_Allreduce(a, r, N, MPI_INT, left, MPI_COMM_WORLD);
+        for (int i = 0; i < N; i++)
+            errs += r[i] != 1000 + i + it;
+    }
+    MPI_Op_free(&left);
+    MPI_Op_free(&add);
+    MPI_Allreduce(MPI_IN_PLACE, &errs, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    if (rank == 0)
+        printf(errs ? " Found %d wrong\n" : " No Errors\n", errs);
+    MPI_Finalize();
+    return 0;
+}
+XEOF
+"$prefix/bin/mpicc" -O2 -o "$tmp/coll_bench" "$top/bench/coll_bench.c" >"$tmp/out" 2>&1 &&
+    "$prefix/bin/mpicc" -O2 -o "$tmp/ops" "$tmp/ops.c" >>"$tmp/out" 2>&1 ||
+    { notok "build the test programs"; echo "defaults: $((n - fails)) passed, $fails failed"; exit 1; }
+
+# every result is validated (-v); 16 B to 8 MiB per process
+bench="$tmp/coll_bench -c all -a default -m 16 -M 8388608 -s 8 -i 3 -w 1 -T 0.02 -R 1 -v"
+
+# 1. one node, 2 processes bound to cores
+run 2 -bind-to core $bench
+check "one node: every bcast is topo_pipeline" \
+    'valid && sel bcast topo_pipeline parent 2 && [ "$(grep -cE "^mpich-topo: +bcast +[a-z_]+ +selection +parent +2:" "$tmp/out")" = 1 ]'
+check "one node: allreduce topo_pipeline from 2 KiB (and never below), MPICH's own below" \
+    'valid && sel allreduce topo_pipeline parent 2 && sizes allreduce topo_pipeline parent 2 | grep -q "8K-<16K B" && ! sizes allreduce topo_pipeline parent 2 | grep -qE "(^| )[0-9]+-[0-9]+ B|1K-<2K"'
+check "one node: allgather topo_pipeline below 4 MiB in all, ring at 4 MiB per process" \
+    'valid && sel allgather topo_pipeline parent 2 && sel allgather ring parent 2 && sizes allgather ring parent 2 | grep -q "4M-<8192K B" && ! sizes allgather topo_pipeline parent 2 | grep -q "4M-"'
+
+# 2. two emulated nodes with two processes each (round-robin placement)
+run MPIR_CVAR_NUM_CLIQUES=2 4 $bench -M 262144
+check "2 nodes x 2: allgather topo_pipeline (each node's data crosses the network once)" \
+    'valid && sel allgather topo_pipeline parent 4 && ! grep -qE "^mpich-topo: +allgather +(ring|brucks|recursive_doubling) +selection +parent +4:" "$tmp/out"'
+check "2 nodes x 2: bcast and allreduce stay MPICH's" \
+    'valid && ! sel bcast topo_pipeline parent 4 && ! sel allreduce topo_pipeline parent 4 && grep -qE "^mpich-topo: +bcast +[a-z_]+ +selection +node_roots" "$tmp/out"'
+
+# 3. one process per node: nothing of ours (it would only run the same
+#    network step)
+run MPIR_CVAR_NUM_CLIQUES=2 2 $bench -M 262144
+check "2 nodes x 1: only MPICH's algorithms" \
+    'valid && grep -qE "^mpich-topo: +allgather +[a-z_]+ +selection" "$tmp/out" && ! grep -qE "^mpich-topo: +[a-z]+ +topo_" "$tmp/out"'
+
+# 4. user-defined ops within one node: a non-commutative one is never given
+#    to topo_pipeline, a commutative one is
+run 3 "$tmp/ops"
+check "one node: non-commutative user op correct, by recursive doubling; commutative one by topo_pipeline" \
+    '[ $rc = 0 ] && grep -q " No Errors" "$tmp/out" && [ "$(sed -nE "s/^mpich-topo: +allreduce +recursive_doubling +selection +parent +3: ([0-9]+)$/\1/p" "$tmp/out")" -ge 5 ] && [ "$(sed -nE "s/^mpich-topo: +allreduce +topo_pipeline +selection +parent +3: ([0-9]+)$/\1/p" "$tmp/out")" = 5 ]'
+
+# 5. the built-in tuning's choice is not the user's: where ours cannot run
+#    (here: no room for the node segment), MPICH's runs, even with
+#    MPIR_CVAR_COLLECTIVE_FALLBACK=error
+run MPIR_CVAR_COLLECTIVE_FALLBACK=error MPIR_CVAR_COLL_SHM_LIMIT_PER_NODE=1 2 $bench -c bcast -M 65536
+check "no room for the segment, FALLBACK=error: built-in choice falls back silently" \
+    'valid && grep -qE "^mpich-topo: +bcast +[a-z_]+ +fallback +parent +2:" "$tmp/out" && ! grep -q "cannot run here" "$tmp/out"'
+run MPIR_CVAR_COLLECTIVE_FALLBACK=error MPIR_CVAR_COLL_SHM_LIMIT_PER_NODE=1 \
+    MPIR_CVAR_ALLREDUCE_INTRA_ALGORITHM=topo_pipeline 2 "$tmp/ops"
+check "the same forced by the CVAR: an error naming the algorithm and the reason" \
+    '[ $rc != 0 ] && grep -q "MPIR_Allreduce_intra_topo_pipeline cannot run here" "$tmp/out" && grep -q "COLL_SHM_LIMIT_PER_NODE" "$tmp/out"'
+
+echo "defaults: $((n - fails)) passed, $fails failed"
+[ $fails = 0 ]

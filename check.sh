@@ -173,6 +173,33 @@ gen_testlist() {    # device
         echo "topo_allreduce 5 env=MPIR_CVAR_ALLREDUCE_INTRA_ALGORITHM=topo_pipeline env=MPIR_CVAR_COLLECTIVE_FALLBACK=silent $c3b $chunk"
         echo "topo_allreduce 4 $arp $bind $fake2pkg arg=-noncommutative=0"
     fi
+    # the built-in tuning picks ours (one node: bcast, allreduce from 2 KiB,
+    # allgather; several nodes: allgather): MPICH's tests with no CVAR set
+    echo "bcasttest 4 $bind"
+    echo "bcastzerotype 3"
+    # (allred's own checks overflow from -count=127 on, with any algorithm)
+    echo "allred 3 arg=-count=120"
+    echo "allred 4 $bind arg=-count=120"
+    echo "allred2 4 $bind"
+    echo "allred3 4"
+    echo "allred6 5"
+    echo "allredmany 4"
+    echo "allgather2 4 $c2"
+    echo "allgather3 5 $c3b $bind"
+    echo "allgather_struct 4 $c2"
+    echo "allgatherv2 4 $c2"
+    echo "coll2 5"
+    echo "coll6 5 $c2"
+    echo "coll9 4"
+    echo "icallgather 5"
+    echo "icbcast 5"
+    echo "icallreduce 5"
+    echo "op_commutative 2"
+    echo "uoplong 4"
+    if [ -f "$top/test/mpi/coll/topo_stress.c" ]; then
+        echo "topo_stress 4 $bind"
+        echo "topo_stress 5 $c3b"
+    fi
     # one process per node: only the network step runs, on the user's comm
     c3="env=MPIR_CVAR_NUM_CLIQUES=3"
     echo "topo_allgather 3 $agp $c3"

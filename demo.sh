@@ -4,12 +4,13 @@
 # dependencies, builds MPICH 4.0.2 with our tree and shows, on this machine:
 #   1. the topology mpich-topo builds for a communicator (distances, the
 #      distance-aware ring and bcast tree),
-#   2. which algorithms MPICH's default selection picks,
+#   2. which algorithms mpich-topo's default selection picks (its built-in
+#      tuning picks ours where bench/ shows them ahead),
 #   3. the bytes each collective puts on the (emulated) network per call,
 #      against the lower bound: deterministic, so meaningful even here,
-#   4. allgather and bcast timings: MPICH's default, stock algorithms forced,
-#      and the new topo_ring / topo_tree / topo_pipeline / topo_multileader forced,
-#      with ratios.
+#   4. allgather, bcast and allreduce timings: stock MPICH 4.0.2's default
+#      selection, mpich-topo's default, stock algorithms forced, and the new
+#      topo_ring / topo_tree / topo_pipeline forced, with ratios to stock.
 # The processes are placed round-robin over 2 emulated nodes
 # (MPIR_CVAR_NUM_CLIQUES=2), bound to cores: the placement where rank order
 # and locality disagree. By default the ch4:ofi build is used with
@@ -47,6 +48,9 @@ prefix=$top/install-$dev
 out=$top/build-$dev/demo
 mkdir -p "$out"
 "$prefix/bin/mpicc" -O2 -o "$out/coll_bench" bench/coll_bench.c
+# MPICH 4.0.2's own tuning files: "stock" below is MPICH's default selection
+sh maint/stock-tuning.sh "$out/stock"
+stock="MPIR_CVAR_COLL_SELECTION_TUNING_JSON_FILE=$out/stock/mpir.json MPIR_CVAR_CH4_COLL_SELECTION_TUNING_JSON_FILE=$out/stock/ch4.json"
 
 export MPIR_CVAR_NUM_CLIQUES=2
 [ "$dev" = ofi ] && export FI_PROVIDER=tcp
@@ -62,7 +66,7 @@ MPIR_CVAR_TOPO_PRINT=1 MPIR_CVAR_ALLGATHER_INTRA_ALGORITHM=topo_ring \
     grep 'mpich-topo' | head -20
 
 echo
-echo "== 2. what MPICH's default selection picks (MPIR_CVAR_COLL_TRACE=1)"
+echo "== 2. what mpich-topo's default selection picks (MPIR_CVAR_COLL_TRACE=1)"
 for c in allgather bcast; do
     MPIR_CVAR_COLL_TRACE=1 launch "$out/coll_bench" -c $c -m 1024 -M "$max" -i 10 -w 1 2>&1 >/dev/null |
         grep -E "mpich-topo: +$c " | sed 's/^mpich-topo: */   /'
@@ -88,16 +92,16 @@ if [ "$dev" = ofi ] && [ -r /sys/class/net/lo/statistics/tx_bytes ]; then
     ag_bound=$((nn * (nn - 1) * ppn * m))
     bc_bound=$(((nn - 1) * m))
     printf '   %-10s %-22s %14s %8s\n' collective algorithm bytes/call x-bound
-    for a in default ring recursive_doubling brucks topo_ring topo_pipeline topo_multileader; do
+    for a in stock default ring recursive_doubling brucks topo_ring topo_pipeline topo_multileader; do
         cv=""
-        [ $a != default ] && cv=MPIR_CVAR_ALLGATHER_INTRA_ALGORITHM=$a
+        [ $a = stock ] && cv=$stock
+        case $a in stock|default) ;; *) cv=MPIR_CVAR_ALLGATHER_INTRA_ALGORITHM=$a ;; esac
         b=$(traffic allgather $m 4 $cv)
         printf '   %-10s %-22s %14d %7.2fx\n' allgather $a "$b" "$(awk -v b="$b" -v d="$ag_bound" 'BEGIN { print b / d }')"
     done
-    for a in default binomial scatter_ring_allgather topo_tree topo_pipeline; do
-        cv=""
-        [ $a != default ] && cv="MPIR_CVAR_BCAST_INTRA_ALGORITHM=$a MPIR_CVAR_BCAST_DEVICE_COLLECTIVE=0"
-        case $a in topo_*) cv=MPIR_CVAR_BCAST_INTRA_ALGORITHM=$a ;; esac
+    for a in stock default binomial scatter_ring_allgather topo_tree topo_pipeline; do
+        cv="MPIR_CVAR_BCAST_INTRA_ALGORITHM=$a MPIR_CVAR_BCAST_DEVICE_COLLECTIVE=0"
+        case $a in stock) cv=$stock ;; default) cv="" ;; topo_*) cv=MPIR_CVAR_BCAST_INTRA_ALGORITHM=$a ;; esac
         # shellcheck disable=SC2086
         b=$(traffic bcast $m 4 $cv)
         printf '   %-10s %-22s %14d %7.2fx\n' bcast $a "$b" "$(awk -v b="$b" -v d="$bc_bound" 'BEGIN { print b / d }')"
@@ -117,40 +121,46 @@ run_set() {   # coll label CVAR=value ...
         exit 1
     fi
 }
-table() {     # coll label...; ratio = default / last label
+table() {     # coll label...; ratios = first label (stock) / second, / last
     c=$1
     shift
     printf '   %-9s' bytes
     for l in "$@"; do printf ' %14s' "$l"; done
-    printf ' %16s\n' "default/$(eval echo \${$#})"
+    printf ' %15s %15s\n' "$1/$2" "$1/$(eval echo \${$#})"
     paste -d, $(for l in "$@"; do echo "$out/$c-$l.csv"; done) | awk -F, -v n=$# '
         { printf "   %-9s", $5
           w = NF / n   # columns per file
           for (i = 0; i < n; i++) printf " %14.1f", $(8 + w * i)
-          printf " %15.2fx\n", $8 / $(8 + w * (n - 1)) }'
+          printf " %14.2fx %14.2fx\n", $8 / $(8 + w), $8 / $(8 + w * (n - 1)) }'
 }
 
 echo "-- allgather (bytes per process)"
+# shellcheck disable=SC2086
+run_set allgather stock $stock
 run_set allgather default
 run_set allgather ring MPIR_CVAR_ALLGATHER_INTRA_ALGORITHM=ring
 run_set allgather brucks MPIR_CVAR_ALLGATHER_INTRA_ALGORITHM=brucks
 run_set allgather topo_ring MPIR_CVAR_ALLGATHER_INTRA_ALGORITHM=topo_ring
 run_set allgather topo_pipeline MPIR_CVAR_ALLGATHER_INTRA_ALGORITHM=topo_pipeline
-table allgather default ring brucks topo_ring topo_pipeline
+table allgather stock default ring brucks topo_ring topo_pipeline
 
 echo "-- bcast (root rotates over all processes)"
+# shellcheck disable=SC2086
+run_set bcast stock $stock
 run_set bcast default
 run_set bcast binomial MPIR_CVAR_BCAST_INTRA_ALGORITHM=binomial MPIR_CVAR_BCAST_DEVICE_COLLECTIVE=0
 run_set bcast scatter_ring MPIR_CVAR_BCAST_INTRA_ALGORITHM=scatter_ring_allgather MPIR_CVAR_BCAST_DEVICE_COLLECTIVE=0
 run_set bcast topo_tree MPIR_CVAR_BCAST_INTRA_ALGORITHM=topo_tree
 run_set bcast topo_pipeline MPIR_CVAR_BCAST_INTRA_ALGORITHM=topo_pipeline
-table bcast default binomial scatter_ring topo_tree topo_pipeline
+table bcast stock default binomial scatter_ring topo_tree topo_pipeline
 
 echo "-- allreduce (doubles, MPI_SUM)"
+# shellcheck disable=SC2086
+run_set allreduce stock $stock
 run_set allreduce default
 run_set allreduce recursive_doubling MPIR_CVAR_ALLREDUCE_INTRA_ALGORITHM=recursive_doubling MPIR_CVAR_ALLREDUCE_DEVICE_COLLECTIVE=0
 run_set allreduce topo_pipeline MPIR_CVAR_ALLREDUCE_INTRA_ALGORITHM=topo_pipeline
-table allreduce default recursive_doubling topo_pipeline
+table allreduce stock default recursive_doubling topo_pipeline
 
 echo
 echo "   CSV files: $out/"

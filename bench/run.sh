@@ -115,6 +115,12 @@ cmds=$out/commands.txt
 : >"$log"
 : >"$cmds"
 say() { echo "$*" | tee -a "$log" >&2; }
+# MPICH 4.0.2's own tuning files: "MPICH default" is measured with them, and
+# mpich-topo's default selection (which picks ours where it should) in a
+# launch of its own
+sh "$top/maint/stock-tuning.sh" "$tmpd/stock"
+stock=(MPIR_CVAR_COLL_SELECTION_TUNING_JSON_FILE="$tmpd/stock/mpir.json"
+    MPIR_CVAR_CH4_COLL_SELECTION_TUNING_JSON_FILE="$tmpd/stock/ch4.json")
 
 # the sweep of a case: sizes (bytes per process, from 1 B times STEP up to
 # MAX), base iterations, warm-up calls, seconds per size and algorithm,
@@ -178,12 +184,12 @@ echo "label,collective,placement,nprocs,bytes,iterations,min_us,avg_us,max_us,er
 run() {
     label=$1
     shift
-    envs=()
+    local envs=()   # (local: callers pass their own envs in)
     while [ "$1" != -- ]; do envs+=("$1"); shift; done
     shift
     # the exact command, paths relative to the repository (and Open MPI's
     # host and rank files, which the next launch rewrites)
-    if [ $label != mpich ]; then
+    if [ $label != mpich ] && [ $label != mpich-topo ]; then
         echo "# hosts: $(paste -sd';' "$tmpd/hosts"); ranks: $(paste -sd';' "$tmpd/ranks")" |
             sed "s|$top/||g" >>"$cmds"
     fi
@@ -265,8 +271,8 @@ mpich_case() {  # np nn placement cache
         if [ $mode = smoke ] && [ "$np" -gt "$ncores" ]; then
             all=$(echo "$all" | tr , '\n' | grep -E '^(default|topo_)' | paste -sd, -)
         fi
-        run mpich "${envs[@]}" -- "$prefix/bin/mpiexec" -n "$np" -bind-to core "$bin" -c all \
-            -a "$all" -n $k -l mpich "${args[@]}"
+        run mpich "${envs[@]}" "${stock[@]}" -- "$prefix/bin/mpiexec" -n "$np" -bind-to core \
+            "$bin" -c all -a "$all" -n $k -l mpich "${args[@]}"
     else
         local c C a
         for c in allgather bcast allreduce; do
@@ -276,11 +282,13 @@ mpich_case() {  # np nn placement cache
                 local ae=()
                 [ $a = default ] || ae=(MPIR_CVAR_${C}_INTRA_ALGORITHM=$a MPIR_CVAR_${C}_DEVICE_COLLECTIVE=0
                     MPIR_CVAR_COLLECTIVE_FALLBACK=error)
-                run mpich "${envs[@]}" "${ae[@]}" -- "$prefix/bin/mpiexec" -n "$np" -bind-to core \
-                    "$bin" -c $c -a env=$a -n $k -l mpich "${args[@]}"
+                run mpich "${envs[@]}" "${stock[@]}" "${ae[@]}" -- "$prefix/bin/mpiexec" -n "$np" \
+                    -bind-to core "$bin" -c $c -a env=$a -n $k -l mpich "${args[@]}"
             done
         done
     fi
+    run mpich-topo "${envs[@]}" -- "$prefix/bin/mpiexec" -n "$np" -bind-to core "$bin" -c all \
+        -a default -n $k -l mpich-topo "${args[@]}"
 }
 
 ompi_case() {   # np nn placement cache han

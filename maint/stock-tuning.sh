@@ -1,0 +1,23 @@
+#!/bin/sh
+#
+# Writes MPICH 4.0.2's own built-in tuning files, as they were before
+# maint/patches/0010 made the built-in tuning pick our algorithms, to
+# OUTDIR/mpir.json and OUTDIR/ch4.json. Benchmarks and the demo load them
+# (MPIR_CVAR_COLL_SELECTION_TUNING_JSON_FILE,
+# MPIR_CVAR_CH4_COLL_SELECTION_TUNING_JSON_FILE) to measure "MPICH's
+# default" against mpich-topo's.
+# Usage: maint/stock-tuning.sh OUTDIR   (needs ./autogen.sh to have run)
+
+set -eu
+top=$(cd "$(dirname "$0")/.." && pwd)
+out=${1:?usage: maint/stock-tuning.sh OUTDIR}
+src=$top/mpich/maint/tuning/coll
+[ -r "$src/mpir/generic.json" ] || { echo "stock-tuning: run ./autogen.sh first" >&2; exit 1; }
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+mkdir -p "$tmp/maint/tuning/coll/mpir" "$tmp/maint/tuning/coll/ch4" "$out"
+cp "$src/mpir/generic.json" "$tmp/maint/tuning/coll/mpir/"
+cp "$src/ch4/generic.json" "$tmp/maint/tuning/coll/ch4/"
+patch -s -R -p1 -d "$tmp" <"$top/maint/patches/0010-tuning-select-topo-algorithms.patch"
+cp "$tmp/maint/tuning/coll/mpir/generic.json" "$out/mpir.json"
+cp "$tmp/maint/tuning/coll/ch4/generic.json" "$out/ch4.json"

@@ -92,8 +92,50 @@ int main(int argc, char **argv)
     return 0;
 }
 XEOF
+cat >"$tmp/ctx.c" <<'XEOF'
+/* Holds as many communicators as MPICH has context ids for, then bcasts
+ * and allreduces on the last one: the engine cannot get the context ids
+ * for its sub-communicators there, and MPICH's algorithms must run. */
+#include <mpi.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#define MAXC 4096
+int main(int argc, char **argv)
+{
+    static MPI_Comm c[MAXC];
+    int rank, n = 0, errs = 0, v[1024], s[1024];
+
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    while (n < MAXC && MPI_Comm_dup(MPI_COMM_WORLD, &c[n]) == MPI_SUCCESS)
+        n++;
+    if (n == 0 || n == MAXC) {
+        printf(" Found %d communicators: cannot exhaust the context ids\n", n);
+        MPI_Abort(MPI_COMM_WORLD, 1);
+    }
+    for (int i = 0; i < 1024; i++)
+        v[i] = rank == 0 ? i : -1;
+    MPI_Bcast(v, 1024, MPI_INT, 0, c[n - 1]);
+    MPI_Allreduce(v, s, 1024, MPI_INT, MPI_SUM, c[n - 1]);
+    for (int i = 0; i < 1024; i++) {
+        int p;
+        MPI_Comm_size(c[n - 1], &p);
+        errs += v[i] != i || s[i] != p * i;
+    }
+    for (int i = 0; i < n; i++)
+        MPI_Comm_free(&c[i]);
+    MPI_Allreduce(MPI_IN_PLACE, &errs, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    if (rank == 0)
+        printf(errs ? " Found %d wrong\n" : " No Errors (%d communicators)\n", errs ? errs : n);
+    MPI_Finalize();
+    return 0;
+}
+XEOF
 "$prefix/bin/mpicc" -O2 -o "$tmp/coll_bench" "$top/bench/coll_bench.c" >"$tmp/out" 2>&1 &&
-    "$prefix/bin/mpicc" -O2 -o "$tmp/ops" "$tmp/ops.c" >>"$tmp/out" 2>&1 ||
+    "$prefix/bin/mpicc" -O2 -o "$tmp/ops" "$tmp/ops.c" >>"$tmp/out" 2>&1 &&
+    "$prefix/bin/mpicc" -O2 -o "$tmp/ctx" "$tmp/ctx.c" >>"$tmp/out" 2>&1 ||
     { notok "build the test programs"; echo "defaults: $((n - fails)) passed, $fails failed"; exit 1; }
 
 # every result is validated (-v); 16 B to 8 MiB per process
@@ -137,6 +179,12 @@ run MPIR_CVAR_COLLECTIVE_FALLBACK=error MPIR_CVAR_COLL_SHM_LIMIT_PER_NODE=1 \
     MPIR_CVAR_ALLREDUCE_INTRA_ALGORITHM=topo_pipeline 2 "$tmp/ops"
 check "the same forced by the CVAR: an error naming the algorithm and the reason" \
     '[ $rc != 0 ] && grep -q "MPIR_Allreduce_intra_topo_pipeline cannot run here" "$tmp/out" && grep -q "COLL_SHM_LIMIT_PER_NODE" "$tmp/out"'
+
+# 6. no context id left for the engine's sub-communicators: MPICH's
+#    algorithms run, silently with the built-in tuning
+run 2 "$tmp/ctx"
+check "all context ids in use: bcast and allreduce still right, by MPICH's algorithms" \
+    '[ $rc = 0 ] && grep -q " No Errors" "$tmp/out" && grep -qE "^mpich-topo: +bcast +[a-z_]+ +fallback +parent +2:" "$tmp/out"'
 
 echo "defaults: $((n - fails)) passed, $fails failed"
 [ $fails = 0 ]

@@ -23,6 +23,12 @@
  * 0's base is the area minus true_lb */
 #define AREA(slot, a) ((slot) + (a) * stride - true_lb)
 
+/* Within one node, below this many bytes of reduction work per process
+ * ((local processes - 1) x message), every process reduces all inputs
+ * itself: one synchronisation (inputs arrived) instead of three (arrived,
+ * slices reduced, result ready), which is what small messages pay for. */
+#define MPIDI_TOPO_ALLREDUCE_DIRECT_WORK 16384
+
 /* the leaders' network step, used as is by both the rounds and the
  * one-process-per-node case */
 static int allreduce_net(const void *sendbuf, void *recvbuf, MPI_Aint count,
@@ -103,6 +109,29 @@ int MPIDI_Topo_allreduce_pipeline(const void *sendbuf, void *recvbuf, MPI_Aint c
     stride = c * extent;        /* bytes between areas */
     rbuf = (char *) recvbuf;
     sbuf = sendbuf == MPI_IN_PLACE ? rbuf : (const char *) sendbuf;
+
+    if (e->nnodes == 1 && R == 1 &&
+        (L - 1) * (count * extent) <= MPIDI_TOPO_ALLREDUCE_DIRECT_WORK) {
+        uint64_t r = base + 1;
+        char *slot = MPIDI_TOPO_SLOT(e, r);
+
+        if (r > MPIDI_TOPO_NSLOTS)
+            MPIDI_TOPO_WAIT_ALL(e, done, 0, L, r - MPIDI_TOPO_NSLOTS);
+        memcpy(slot + me_l * stride, sbuf + true_lb, (count - 1) * extent + true_extent);
+        MPIDI_TOPO_SHARED_DEFINED(slot + me_l * stride, (count - 1) * extent + true_extent);
+        MPL_atomic_release_store_uint64(&me->arrive, r);
+        MPIDI_TOPO_WAIT_ALL(e, arrive, 0, L, r);
+        /* the same order everywhere, so that every process gets the same
+         * bits (floating point): area 0 op (area 1 op (... op area L-1)) */
+        mpi_errno = MPIR_Localcopy(AREA(slot, L - 1), count, datatype, rbuf, count, datatype);
+        MPIR_ERR_CHECK(mpi_errno);
+        for (int a = L - 2; a >= 0; a--) {
+            mpi_errno = MPIR_Reduce_local(AREA(slot, a), rbuf, count, datatype, op);
+            MPIR_ERR_CHECK(mpi_errno);
+        }
+        MPL_atomic_release_store_uint64(&me->done, r);
+        goto fn_exit;
+    }
 
     /* Round r's network step runs (nonblocking, progressed by our waits)
      * while the node copies round r-1 out and fills round r+1: iteration i

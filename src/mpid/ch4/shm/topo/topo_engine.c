@@ -312,16 +312,25 @@ static int engine_setup(MPIR_Comm * comm, MPIR_Topo_comm_t * topo, MPIDI_Topo_en
     e->is_leader = (e->leader_local[e->group] == e->local_rank);
 
     /* sub-communicators; the splits run collectives on comm, which is
-     * marked busy so that our algorithms step aside meanwhile */
+     * marked busy so that our algorithms step aside meanwhile.  A split
+     * fails on every member alike when no context id is left (an
+     * application holding about 2000 communicators): then the engine
+     * does not run on comm, and MPICH's algorithms do. */
     mpi_errno = MPIR_Comm_split_impl(comm, e->node, pos, &e->node_comm);
-    MPIR_ERR_CHECK(mpi_errno);
+    if (mpi_errno) {
+        e->node_comm = NULL;
+        goto no_context_id;
+    }
     mpi_errno = mark_internal(e->node_comm);
     MPIR_ERR_CHECK(mpi_errno);
     MPIR_Assert(e->node_comm->rank == e->local_rank);
     if (e->nnodes > 1) {
         mpi_errno = MPIR_Comm_split_impl(comm, e->is_leader ? e->group : MPI_UNDEFINED,
                                          e->node, &e->leader_comm);
-        MPIR_ERR_CHECK(mpi_errno);
+        if (mpi_errno) {
+            e->leader_comm = NULL;
+            goto no_context_id;
+        }
         if (e->leader_comm) {
             mpi_errno = mark_internal(e->leader_comm);
             MPIR_ERR_CHECK(mpi_errno);
@@ -400,6 +409,16 @@ static int engine_setup(MPIR_Comm * comm, MPIR_Topo_comm_t * topo, MPIDI_Topo_en
 
   fn_exit:
     return mpi_errno;
+  no_context_id:
+    /* (the same on every member: not an error of the call); what was
+     * created gives its context id back */
+    mpi_errno = MPI_SUCCESS;
+    if (e->node_comm) {
+        MPIR_Comm_free_impl(e->node_comm);
+        e->node_comm = NULL;
+    }
+    e->why_not = "no context id is left for its sub-communicators (too many communicators)";
+    goto fn_exit;
   fn_fail:
     goto fn_exit;
 }

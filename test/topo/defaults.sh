@@ -73,10 +73,21 @@ int main(int argc, char **argv)
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     MPI_Op_create(keep_left, 0, &left);
     MPI_Op_create(sum, 1, &add);
+    /* an error is printed here, not by an abort whose output may be lost */
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
     for (int it = 0; it < 5; it++) {
         for (int i = 0; i < N; i++)
             a[i] = (rank + 1) * 1000 + i + it;
-        MPI_Allreduce(a, r, N, MPI_INT, add, MPI_COMM_WORLD);
+        int rc = MPI_Allreduce(a, r, N, MPI_INT, add, MPI_COMM_WORLD);
+        if (rc != MPI_SUCCESS) {
+            char msg[MPI_MAX_ERROR_STRING];
+            int len;
+            MPI_Error_string(rc, msg, &len);
+            printf("rank %d: MPI_Allreduce failed: %s\n", rank, msg);
+            fflush(stdout);
+            MPI_Finalize();
+            return 3;
+        }
         for (int i = 0; i < N; i++)
             errs += r[i] != 1000 * size * (size + 1) / 2 + size * (i + it);
         MPI_Allreduce(a, r, N, MPI_INT, left, MPI_COMM_WORLD);

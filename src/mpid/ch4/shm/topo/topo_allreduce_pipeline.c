@@ -60,6 +60,8 @@ int MPIDI_Topo_allreduce_pipeline(const void *sendbuf, void *recvbuf, MPI_Aint c
     char *rbuf;
     const char *sbuf;
 
+    /* (all_arrived below relies on two slots) */
+    MPL_COMPILE_TIME_ASSERT(MPIDI_TOPO_NSLOTS == 2);
     *why_not = NULL;
     if (count == 0)
         return MPI_SUCCESS;
@@ -115,12 +117,16 @@ int MPIDI_Topo_allreduce_pipeline(const void *sendbuf, void *recvbuf, MPI_Aint c
         uint64_t r = base + 1;
         char *slot = MPIDI_TOPO_SLOT(e, r);
 
-        if (r > MPIDI_TOPO_NSLOTS)
+        /* a process arrives at round r - 1 only once it is done with
+         * round r - 2, whose slot this is: if this process saw them all
+         * arrive there, it need not look at their done counters */
+        if (r > MPIDI_TOPO_NSLOTS && e->all_arrived + 1 < r)
             MPIDI_TOPO_WAIT_ALL(e, done, 0, L, r - MPIDI_TOPO_NSLOTS);
         memcpy(slot + me_l * stride, sbuf + true_lb, (count - 1) * extent + true_extent);
         MPIDI_TOPO_SHARED_DEFINED(slot + me_l * stride, (count - 1) * extent + true_extent);
         MPL_atomic_release_store_uint64(&me->arrive, r);
         MPIDI_TOPO_WAIT_ALL(e, arrive, 0, L, r);
+        e->all_arrived = r;
         /* the same order everywhere, so that every process gets the same
          * bits (floating point): area 0 op (area 1 op (... op area L-1)) */
         mpi_errno = MPIR_Localcopy(AREA(slot, L - 1), count, datatype, rbuf, count, datatype);
@@ -152,6 +158,7 @@ int MPIDI_Topo_allreduce_pipeline(const void *sendbuf, void *recvbuf, MPI_Aint c
 
             /* my slice, reduced across the areas into area 0 */
             MPIDI_TOPO_WAIT_ALL(e, arrive, 0, L, r);
+            e->all_arrived = r;
             for (int j = 0; j < L && s1 > s0; j++) {
                 int a = (me_l + j) % L;
                 if (a == 0)

@@ -78,6 +78,8 @@ typedef struct MPIDI_Topo_engine {
     char *data;
     size_t slot_size;
     uint64_t round;
+    uint64_t all_arrived;       /* allreduce: last round this process saw every
+                                 * local input of (so all had finished round - 2) */
 
     int cma;                    /* process_vm_readv works between local processes */
     int spins_before_yield;

@@ -144,7 +144,109 @@ int main(int argc, char **argv)
     return 0;
 }
 XEOF
-"$prefix/bin/mpicc" -O2 -o "$tmp/coll_bench" "$top/bench/coll_bench.c" >"$tmp/out" 2>&1 &&
+cat >"$tmp/merged.c" <<'XEOF'
+/* bcasts on the intracommunicator MPI_Intercomm_merge makes (MPICH marks it
+ * "tainted": it gets no sequence number) and on a split of it */
+#include <mpi.h>
+#include <stdio.h>
+
+static int check(MPI_Comm comm)
+{
+    int rank, errs = 0, v[4096];
+    MPI_Comm_rank(comm, &rank);
+    for (int it = 0; it < 10; it++) {
+        for (int i = 0; i < 4096; i++)
+            v[i] = rank == it % 2 ? i + it : -1;
+        MPI_Bcast(v, 4096, MPI_INT, it % 2, comm);
+        for (int i = 0; i < 4096; i++)
+            errs += v[i] != i + it;
+    }
+    return errs;
+}
+
+int main(int argc, char **argv)
+{
+    int rank, errs;
+    MPI_Comm half, inter, merged, split;
+
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_split(MPI_COMM_WORLD, rank % 2, rank, &half);
+    MPI_Intercomm_create(half, 0, MPI_COMM_WORLD, 1 - rank % 2, 7, &inter);
+    MPI_Intercomm_merge(inter, rank % 2, &merged);
+    errs = check(merged);
+    MPI_Comm_split(merged, 0, rank, &split);
+    errs += check(split);
+    MPI_Comm_free(&split);
+    MPI_Comm_free(&merged);
+    MPI_Comm_free(&inter);
+    MPI_Comm_free(&half);
+    MPI_Allreduce(MPI_IN_PLACE, &errs, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    if (rank == 0)
+        printf(errs ? " Found %d wrong\n" : " No Errors\n", errs);
+    MPI_Finalize();
+    return 0;
+}
+XEOF
+cat >"$tmp/threads.c" <<'XEOF'
+/* MPI_THREAD_MULTIPLE: two threads per process, each with its own
+ * communicator, bcast and allreduce at the same time; a process waiting in
+ * one communicator must let its other thread progress the other one */
+#include <mpi.h>
+#include <pthread.h>
+#include <stdio.h>
+
+static MPI_Comm comms[2];
+static int errs[2];
+
+static void *work(void *arg)
+{
+    int t = (int) (long) arg, rank, size, v[2048], s[2048];
+    MPI_Comm c = comms[t];
+    MPI_Comm_rank(c, &rank);
+    MPI_Comm_size(c, &size);
+    for (int it = 0; it < 200; it++) {
+        for (int i = 0; i < 2048; i++)
+            v[i] = rank == it % size ? i + it + t : -1;
+        MPI_Bcast(v, 2048, MPI_INT, it % size, c);
+        MPI_Allreduce(v, s, 2048, MPI_INT, MPI_SUM, c);
+        for (int i = 0; i < 2048; i++)
+            errs[t] += v[i] != i + it + t || s[i] != size * (i + it + t);
+    }
+    return NULL;
+}
+
+int main(int argc, char **argv)
+{
+    int provided, rank, e;
+    pthread_t th[2];
+
+    MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    if (provided != MPI_THREAD_MULTIPLE) {
+        printf(" Found no MPI_THREAD_MULTIPLE\n");
+        MPI_Abort(MPI_COMM_WORLD, 1);
+    }
+    MPI_Comm_dup(MPI_COMM_WORLD, &comms[0]);
+    MPI_Comm_dup(MPI_COMM_WORLD, &comms[1]);
+    /* the threads start in opposite orders on even and odd ranks */
+    for (int i = 0; i < 2; i++)
+        pthread_create(&th[i], NULL, work, (void *) (long) (rank % 2 ? 1 - i : i));
+    for (int i = 0; i < 2; i++)
+        pthread_join(th[i], NULL);
+    e = errs[0] + errs[1];
+    MPI_Comm_free(&comms[0]);
+    MPI_Comm_free(&comms[1]);
+    MPI_Allreduce(MPI_IN_PLACE, &e, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    if (rank == 0)
+        printf(e ? " Found %d wrong\n" : " No Errors\n", e);
+    MPI_Finalize();
+    return 0;
+}
+XEOF
+"$prefix/bin/mpicc" -O2 -o "$tmp/threads" "$tmp/threads.c" -lpthread >"$tmp/out" 2>&1 &&
+    "$prefix/bin/mpicc" -O2 -o "$tmp/merged" "$tmp/merged.c" >>"$tmp/out" 2>&1 &&
+    "$prefix/bin/mpicc" -O2 -o "$tmp/coll_bench" "$top/bench/coll_bench.c" >>"$tmp/out" 2>&1 &&
     "$prefix/bin/mpicc" -O2 -o "$tmp/ops" "$tmp/ops.c" >>"$tmp/out" 2>&1 &&
     "$prefix/bin/mpicc" -O2 -o "$tmp/ctx" "$tmp/ctx.c" >>"$tmp/out" 2>&1 ||
     { notok "build the test programs"; echo "defaults: $((n - fails)) passed, $fails failed"; exit 1; }
@@ -196,6 +298,18 @@ check "the same forced by the CVAR: an error naming the algorithm and the reason
 run 2 "$tmp/ctx"
 check "all context ids in use: bcast and allreduce still right, by MPICH's algorithms" \
     '[ $rc = 0 ] && grep -q " No Errors" "$tmp/out" && grep -qE "^mpich-topo: +bcast +[a-z_]+ +fallback +parent +2:" "$tmp/out"'
+
+# 7. the engine steps aside on a communicator still being committed, but
+#    runs on one made by MPI_Intercomm_merge (which is never given a
+#    sequence number) and on its splits
+run 4 "$tmp/merged"
+check "intercommunicator merge and its split: bcast by topo_pipeline, right" \
+    '[ $rc = 0 ] && grep -q " No Errors" "$tmp/out" && [ "$(sed -nE "s/^mpich-topo: +bcast +topo_pipeline +selection +parent +4: ([0-9]+)$/\1/p" "$tmp/out")" -ge 20 ]'
+
+# 8. MPI_THREAD_MULTIPLE, two communicators used at once by two threads
+run 2 "$tmp/threads"
+check "two threads, two communicators at once: no deadlock, right results, by topo_pipeline" \
+    '[ $rc = 0 ] && grep -q " No Errors" "$tmp/out" && sel bcast topo_pipeline parent 2 && sel allreduce topo_pipeline parent 2'
 
 echo "defaults: $((n - fails)) passed, $fails failed"
 [ $fails = 0 ]

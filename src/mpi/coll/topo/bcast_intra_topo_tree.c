@@ -32,6 +32,8 @@ static int wait_sends(MPIR_Request ** slot, int n, MPIR_Errflag_t * errflag)
 {
     int ret = MPI_SUCCESS;
     for (int c = 0; c < n; c++) {
+        if (slot[c] == NULL)
+            continue;
         int err = MPIC_Wait(slot[c], errflag);
         MPIR_Request_free(slot[c]);
         if (err && ret == MPI_SUCCESS)
@@ -51,7 +53,8 @@ int MPIR_Bcast_intra_topo_tree(void *buffer, MPI_Aint count, MPI_Datatype dataty
     MPI_Aint type_size, nbytes, chunk, nchunks, true_lb, true_extent;
     char *buf;
     void *tmp_buf = NULL;
-    MPIR_Request *rreq = NULL, **sreqs = NULL, *stack_reqs[TOPO_BCAST_STACK_REQS];
+    MPIR_Request *rreqs[TOPO_BCAST_SEND_DEPTH] = { NULL }, **sreqs = NULL, **whole;
+    MPIR_Request *stack_reqs[TOPO_BCAST_STACK_REQS];
     MPIR_Topo_comm_t *topo;
 
     if (comm_ptr->comm_kind != MPIR_COMM_KIND__INTRACOMM) {
@@ -96,22 +99,39 @@ int MPIR_Bcast_intra_topo_tree(void *buffer, MPI_Aint count, MPI_Datatype dataty
     }
 
     chunk = MPIR_CVAR_BCAST_TOPO_TREE_CHUNK_SIZE > 0 ? MPIR_CVAR_BCAST_TOPO_TREE_CHUNK_SIZE : nbytes;
-    if (chunk > nbytes)
+    /* Chunks pay off only where they are forwarded: an edge from the root
+     * to a leaf carries the message whole (over TCP a chunk cost about
+     * 10 us on top of its bytes, which halved a 2-process bcast's speed).
+     * Both ends of an edge know: the root has tree_child_forwards. */
+    if (chunk > nbytes || (parent == root && nchildren == 0))
         chunk = nbytes;
     nchunks = (nbytes + chunk - 1) / chunk;
 
-    if (TOPO_BCAST_SEND_DEPTH * nchildren <= TOPO_BCAST_STACK_REQS) {
+    /* TOPO_BCAST_SEND_DEPTH slots of chunk sends, then the root's whole ones */
+    if ((TOPO_BCAST_SEND_DEPTH + 1) * nchildren <= TOPO_BCAST_STACK_REQS) {
         sreqs = stack_reqs;
     } else {
-        sreqs = MPL_malloc(TOPO_BCAST_SEND_DEPTH * nchildren * sizeof(MPIR_Request *),
+        sreqs = MPL_malloc((TOPO_BCAST_SEND_DEPTH + 1) * nchildren * sizeof(MPIR_Request *),
                            MPL_MEM_COLL);
         MPIR_ERR_CHKANDJUMP(sreqs == NULL, mpi_errno, MPI_ERR_OTHER, "**nomem");
     }
+    whole = sreqs + TOPO_BCAST_SEND_DEPTH * nchildren;
+    for (int c = 0; c < nchildren; c++) {
+        whole[c] = NULL;
+        if (rank == root && !topo->tree_child_forwards[c]) {
+            mpi_errno = MPIC_Isend(buf, nbytes, MPI_BYTE, children[c], MPIR_BCAST_TAG, comm_ptr,
+                                   &whole[c], errflag);
+            MPIR_ERR_CHECK(mpi_errno);
+        }
+    }
 
-    /* receive one chunk ahead of the one being forwarded */
-    if (parent >= 0) {
-        mpi_errno = MPIC_Irecv(buf, MPL_MIN(chunk, nbytes), MPI_BYTE, parent, MPIR_BCAST_TAG,
-                               comm_ptr, &rreq);
+    /* receives are posted as many chunks ahead as the parent may have
+     * sends in flight: a chunk that arrives before its receive is posted
+     * is buffered by the netmod and copied again (over TCP that halved
+     * the bandwidth from 1 MiB on) */
+    for (MPI_Aint k = 0; parent >= 0 && k < MPL_MIN(nchunks, TOPO_BCAST_SEND_DEPTH); k++) {
+        mpi_errno = MPIC_Irecv(buf + k * chunk, MPL_MIN(chunk, nbytes - k * chunk), MPI_BYTE,
+                               parent, MPIR_BCAST_TAG, comm_ptr, &rreqs[k]);
         MPIR_ERR_CHECK(mpi_errno);
     }
     for (MPI_Aint k = 0; k < nchunks; k++) {
@@ -120,14 +140,15 @@ int MPIR_Bcast_intra_topo_tree(void *buffer, MPI_Aint count, MPI_Datatype dataty
         MPIR_Request **slot = sreqs + (k % TOPO_BCAST_SEND_DEPTH) * nchildren;
 
         if (parent >= 0) {
-            mpi_errno = MPIC_Wait(rreq, errflag);
-            MPIR_Request_free(rreq);
-            rreq = NULL;
+            MPIR_Request **r = &rreqs[k % TOPO_BCAST_SEND_DEPTH];
+            MPI_Aint next = k + TOPO_BCAST_SEND_DEPTH;
+            mpi_errno = MPIC_Wait(*r, errflag);
+            MPIR_Request_free(*r);
+            *r = NULL;
             MPIR_ERR_COLL_CHECKANDCONT(mpi_errno, *errflag);
-            if (k + 1 < nchunks) {
-                MPI_Aint noff = off + chunk;
-                mpi_errno = MPIC_Irecv(buf + noff, MPL_MIN(chunk, nbytes - noff), MPI_BYTE,
-                                       parent, MPIR_BCAST_TAG, comm_ptr, &rreq);
+            if (next < nchunks) {
+                mpi_errno = MPIC_Irecv(buf + next * chunk, MPL_MIN(chunk, nbytes - next * chunk),
+                                       MPI_BYTE, parent, MPIR_BCAST_TAG, comm_ptr, r);
                 MPIR_ERR_CHECK(mpi_errno);
             }
         }
@@ -138,6 +159,9 @@ int MPIR_Bcast_intra_topo_tree(void *buffer, MPI_Aint count, MPI_Datatype dataty
             MPIR_ERR_COLL_CHECKANDCONT(mpi_errno, *errflag);
         }
         for (int c = 0; c < nchildren; c++) {
+            slot[c] = NULL;
+            if (rank == root && !topo->tree_child_forwards[c])
+                continue;
             mpi_errno = MPIC_Isend(buf + off, len, MPI_BYTE, children[c], MPIR_BCAST_TAG,
                                    comm_ptr, &slot[c], errflag);
             MPIR_ERR_CHECK(mpi_errno);
@@ -150,6 +174,8 @@ int MPIR_Bcast_intra_topo_tree(void *buffer, MPI_Aint count, MPI_Datatype dataty
             mpi_errno = wait_sends(slot, nchildren, errflag);
             MPIR_ERR_COLL_CHECKANDCONT(mpi_errno, *errflag);
         }
+        mpi_errno = wait_sends(whole, nchildren, errflag);
+        MPIR_ERR_COLL_CHECKANDCONT(mpi_errno, *errflag);
     }
 
     if (!is_contig && rank != root) {

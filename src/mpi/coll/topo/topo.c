@@ -216,10 +216,25 @@ int MPIR_Topo_comm_get_tree(MPIR_Comm * comm, MPIR_Topo_comm_t * topo, int root)
     if (MPIR_Topo_tree_get(topo->map, root, comm->rank, &parent, &nchildren, &children) != 0)
         MPIR_ERR_SETANDJUMP(mpi_errno, MPI_ERR_OTHER, "**nomem");
     MPIR_TOPO_FREE(topo->tree_children);
+    MPL_free(topo->tree_child_forwards);
+    topo->tree_child_forwards = NULL;
+    topo->tree_root = -1;
+    topo->tree_children = children;
+    if (nchildren > 0) {
+        topo->tree_child_forwards = MPL_malloc(nchildren * sizeof(int), MPL_MEM_COLL);
+        MPIR_ERR_CHKANDJUMP(topo->tree_child_forwards == NULL, mpi_errno, MPI_ERR_OTHER,
+                            "**nomem");
+        for (int c = 0; c < nchildren; c++) {
+            int cp, cn, *cc = NULL;
+            if (MPIR_Topo_tree_get(topo->map, root, children[c], &cp, &cn, &cc) != 0)
+                MPIR_ERR_SETANDJUMP(mpi_errno, MPI_ERR_OTHER, "**nomem");
+            MPIR_TOPO_FREE(cc);
+            topo->tree_child_forwards[c] = cn > 0;
+        }
+    }
     topo->tree_root = root;
     topo->tree_parent = parent;
     topo->tree_nchildren = nchildren;
-    topo->tree_children = children;
 
   fn_exit:
     return mpi_errno;
@@ -241,6 +256,7 @@ void MPIR_Topo_comm_free(MPIR_Comm * comm)
         MPIR_Topo_map_free(topo->map);
     MPL_free(topo->ring);
     MPIR_TOPO_FREE(topo->tree_children);
+    MPL_free(topo->tree_child_forwards);
     MPL_free(topo);
     comm->topo = NULL;
 }

@@ -20,6 +20,7 @@ typedef struct MPIR_Topo_comm {
     int tree_parent;
     int tree_nchildren;
     int *tree_children;
+    int *tree_child_forwards;   /* per child: it has children of its own */
     MPIR_Topo_loc_t *locs;      /* every member's location */
     MPIR_Topo_layout_t *layout; /* leaders and node-major order, built on first use */
     /* The shared-memory engine (src/mpid/ch4/shm/topo) keeps its state here
@@ -51,10 +52,11 @@ MPIR_Topo_comm_t *MPIR_Topo_comm_struct(MPIR_Comm * comm);
  * set up that communicator's selection, which the engine's splits need.
  * And on a communicator still being committed (MPIR_Comm_commit bcasts its
  * seq, still 0, through the selection): the engine's own splits would
- * commit another one, and so on. */
+ * commit another one, and so on.  (Tainted communicators, from
+ * MPI_Intercomm_merge, get no seq and no such bcast.) */
 #define MPIR_TOPO_STEP_ASIDE(comm) \
     (MPL_atomic_load_int(&MPIR_Process.mpich_state) != MPICH_MPI_STATE__INITIALIZED || \
-     (!HANDLE_IS_BUILTIN((comm)->handle) && (comm)->seq == 0) ||              \
+     (!HANDLE_IS_BUILTIN((comm)->handle) && !(comm)->tainted && (comm)->seq == 0) || \
      (comm)->hierarchy_kind == MPIR_COMM_HIERARCHY_KIND__NODE ||            \
      (comm)->hierarchy_kind == MPIR_COMM_HIERARCHY_KIND__NODE_ROOTS ||      \
      ((comm)->topo && ((comm)->topo->internal || (comm)->topo->busy)))
@@ -62,7 +64,8 @@ MPIR_Topo_comm_t *MPIR_Topo_comm_struct(MPIR_Comm * comm);
  * per node (0 = automatic); built on the first call, kept afterwards. */
 int MPIR_Topo_comm_get_layout(MPIR_Comm * comm, MPIR_Topo_comm_t * topo, int k_request);
 int MPIR_Topo_comm_get_ring(MPIR_Comm * comm, MPIR_Topo_comm_t * topo);
-/* Local: sets topo->tree_parent/tree_nchildren/tree_children for root. */
+/* Local: sets topo->tree_parent/tree_nchildren/tree_children (and
+ * tree_child_forwards) for root. */
 int MPIR_Topo_comm_get_tree(MPIR_Comm * comm, MPIR_Topo_comm_t * topo, int root);
 
 /* This process' own location (node id from MPICH's node map, so cliques are

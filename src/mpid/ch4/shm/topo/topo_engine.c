@@ -96,6 +96,11 @@ void MPIDI_Topo_pause(MPIDI_Topo_engine_t * e, int *spins)
     if (++*spins > e->spins_before_yield) {
         *spins = 0;
         MPID_Progress_test(NULL);
+#if MPICH_THREAD_GRANULARITY == MPICH_THREAD_GRANULARITY__GLOBAL
+        /* as MPID_Progress_wait: another thread may be the one to make the
+         * collective we wait for, on another communicator, progress */
+        MPID_THREAD_CS_YIELD(GLOBAL, MPIR_THREAD_GLOBAL_ALLFUNC_MUTEX);
+#endif
         sched_yield();
     } else if ((*spins & 63) == 0) {
         MPID_Progress_test(NULL);

@@ -251,6 +251,24 @@ run $mpir_cvar="$tmp/intra.json" 1 "$probe"
 check "MPIR: comm_type=intra without comm_type=inter is an error at the MPIR level" \
     'failed && has "nothing is selected at the MPIR level when it does not hold: add \"comm_type=inter\" after it"'
 
+# a key twice in one object: json-c would keep the last one silently
+cat >"$tmp/dup.json" <<'XEOF'
+{"collective=allgather": {"comm_type=intra": {
+    "comm_size<=4": {"algorithm=MPIR_Allgather_intra_ring": {}},
+    "comm_size<=4": {"algorithm=MPIR_Allgather_intra_brucks": {}},
+    "comm_size=any": {"algorithm=MPIR_Allgather_intra_ring": {}}},
+  "comm_type=inter": {"algorithm=MPIR_Allgather_inter_local_gather_remote_bcast": {}}}}
+XEOF
+run $mpir_cvar="$tmp/dup.json" 1 "$probe"
+check "MPIR: a key twice in one object is an error naming it, its line and where it is" \
+    'failed && has "the key \"comm_size<=4\" appears twice in one object (line 3)" && has "(in collective=allgather > comm_type=intra)"'
+# a file with only the collectives it changes: the others keep the built-in
+# tuning (4.0.2 asserted at their first call)
+mkfile "$tmp/only.json" none allgather '{"comm_type=intra": {"algorithm=MPIR_Allgather_intra_ring": {}}, "comm_type=inter": {"algorithm=MPIR_Allgather_inter_local_gather_remote_bcast": {}}}'
+run $mpir_cvar="$tmp/only.json" 4 "$probe"
+check "MPIR: a file with allgather only: allgather as it says, bcast by the built-in tuning" \
+    'passed && ran allgather ring parent 4 && ran bcast topo_pipeline parent 4'
+
 # CH4 level: unknown composition, unknown key
 mkfile "$tmp/ch4a.json" none bcast '{"composition=MPIDI_Bcast_intra_composition_delta": {}}'
 run $ch4_cvar="$tmp/ch4a.json" 1 "$probe"

@@ -834,12 +834,110 @@ static int parse_json(const char *buf, size_t len, struct json_object **tree_out
 
 int MPIR_Csel_user_file[3];
 
+/* json-c keeps only the last of two equal keys of an object, silently; in
+ * a selection tree that drops a branch, so it is an error.  Scans the text
+ * (already known to be valid JSON) object by object. */
+#define DUP_MAX_DEPTH 64
+static int check_duplicate_keys(const char *buf, size_t len)
+{
+    struct level {
+        int is_object, expect_key, nkeys, cap;
+        const char **key;       /* into buf: the opening quote */
+        size_t *klen;
+    } lv[DUP_MAX_DEPTH];
+    int depth = -1, line = 1, mpi_errno = MPI_SUCCESS;
+    char path[256] = "", what[256];
+
+    for (size_t i = 0; i < len && mpi_errno == MPI_SUCCESS; i++) {
+        char ch = buf[i];
+        if (ch == '\n')
+            line++;
+        else if (ch == '{' || ch == '[') {
+            if (++depth == DUP_MAX_DEPTH)
+                return MPI_SUCCESS;     /* deeper than any selection tree */
+            memset(&lv[depth], 0, sizeof(lv[depth]));
+            lv[depth].is_object = lv[depth].expect_key = (ch == '{');
+        } else if ((ch == '}' || ch == ']') && depth >= 0) {
+            MPL_free(lv[depth].key);
+            MPL_free(lv[depth].klen);
+            depth--;
+        } else if (ch == ',' && depth >= 0 && lv[depth].is_object)
+            lv[depth].expect_key = 1;
+        else if (ch == '"') {
+            size_t start = i++, n;
+            while (i < len && buf[i] != '"')
+                i += buf[i] == '\\' ? 2 : 1;
+            n = i - start + 1;
+            if (depth < 0 || !lv[depth].expect_key)
+                continue;
+            struct level *l = &lv[depth];
+            l->expect_key = 0;
+            for (int k = 0; k < l->nkeys; k++) {
+                if (l->klen[k] == n && !memcmp(l->key[k], buf + start, n)) {
+                    /* the path: the last key of each enclosing object */
+                    for (int d = 0; d < depth; d++)
+                        if (lv[d].is_object && lv[d].nkeys)
+                            snprintf(path + strlen(path), sizeof(path) - strlen(path), "%s%.*s",
+                                     path[0] ? " > " : "", (int) lv[d].klen[lv[d].nkeys - 1] - 2,
+                                     lv[d].key[lv[d].nkeys - 1] + 1);
+                    snprintf(what, sizeof(what), "the key %.*s appears twice in one object "
+                             "(line %d); JSON keeps only the last, which would drop a branch",
+                             (int) MPL_MIN(n, 96), buf + start, line);
+                    mpi_errno = csel_bad_tree(what, path[0] ? path : "the top level");
+                    break;
+                }
+            }
+            if (mpi_errno == MPI_SUCCESS) {
+                if (l->nkeys == l->cap) {
+                    l->cap = l->cap ? 2 * l->cap : 8;
+                    l->key = MPL_realloc(l->key, l->cap * sizeof(*l->key), MPL_MEM_COLL);
+                    l->klen = MPL_realloc(l->klen, l->cap * sizeof(*l->klen), MPL_MEM_COLL);
+                    if (l->key == NULL || l->klen == NULL) {
+                        MPIR_ERR_SET(mpi_errno, MPI_ERR_OTHER, "**nomem");
+                        break;
+                    }
+                }
+                l->key[l->nkeys] = buf + start;
+                l->klen[l->nkeys++] = n;
+            }
+        }
+    }
+    for (; depth >= 0; depth--) {
+        MPL_free(lv[depth].key);
+        MPL_free(lv[depth].klen);
+    }
+    return mpi_errno;
+}
+
+/* A file only needs the collectives it changes: MPICH 4.0.2 asserted on
+ * the first call of a collective the file left out.  Those are taken from
+ * the built-in tree; returns the merged tree as JSON text (to free with
+ * MPL_free) or NULL when out of memory. */
+static char *with_builtin_collectives(struct json_object *tree, const char *builtin_json)
+{
+    struct json_object *builtin = json_tokener_parse(builtin_json);
+    const char *text;
+    char *out;
+
+    if (builtin && json_object_is_type(builtin, json_type_object)) {
+        json_object_object_foreach(builtin, key, val) {
+            if (!json_object_object_get_ex(tree, key, NULL))
+                json_object_object_add(tree, key, json_object_get(val));
+        }
+    }
+    text = json_object_to_json_string_ext(tree, JSON_C_TO_STRING_PLAIN);
+    out = text ? MPL_strdup(text) : NULL;
+    if (builtin)
+        json_object_put(builtin);
+    return out;
+}
+
 int MPIR_Csel_load(MPIR_Csel_level_t level, const char *file, const char *builtin_json,
                    void *(*create_container) (struct json_object *), void **csel)
 {
     int mpi_errno = MPI_SUCCESS;
     const char *cvar = csel_levels[level].cvar;
-    char *buf = NULL;
+    char *buf = NULL, *merged = NULL;
     size_t len = 0;
     struct json_object *tree = NULL;
 
@@ -850,12 +948,19 @@ int MPIR_Csel_load(MPIR_Csel_level_t level, const char *file, const char *builti
     if (mpi_errno == MPI_SUCCESS)
         mpi_errno = parse_json(buf, len, &tree);
     if (mpi_errno == MPI_SUCCESS)
+        mpi_errno = check_duplicate_keys(buf, len);
+    if (mpi_errno == MPI_SUCCESS)
         mpi_errno = MPIR_Csel_check_tree(level, tree);
+    if (mpi_errno == MPI_SUCCESS) {
+        merged = with_builtin_collectives(tree, builtin_json);
+        if (merged == NULL)
+            MPIR_ERR_SET(mpi_errno, MPI_ERR_OTHER, "**nomem");
+    }
     if (tree)
         json_object_put(tree);
 
     if (mpi_errno == MPI_SUCCESS) {
-        mpi_errno = MPIR_Csel_create_from_buf(buf, create_container, csel);
+        mpi_errno = MPIR_Csel_create_from_buf(merged, create_container, csel);
         MPIR_Csel_user_file[level] = (mpi_errno == MPI_SUCCESS);
     } else if (MPIR_CVAR_COLL_SELECTION_TUNING_ERROR == MPIR_CVAR_COLL_SELECTION_TUNING_ERROR_warn) {
         char msg[4096];
@@ -869,6 +974,7 @@ int MPIR_Csel_load(MPIR_Csel_level_t level, const char *file, const char *builti
         mpi_errno = csel_tuning_file(mpi_errno, cvar, file);
     }
 
+    MPL_free(merged);
     MPL_free(buf);
     return mpi_errno;
 }

@@ -264,12 +264,16 @@ mpich_case() {  # np nn placement cache
     local args
     read -r -a args <<<"$(bench_args "$np" "$pl" "$cache")"
     # mpich-topo's default selection cannot be switched to within a launch
-    # (tuning files are read at MPI_Init): its launches come before and after
-    # the other one, and the report keeps the faster of the two, so that
-    # slow spells of a shared machine do not land on one side only
+    # (tuning files are read at MPI_Init): it has launches of its own before
+    # and after the main one, each next to a launch of MPICH's default, and
+    # the report keeps the fastest measurement of each, so that slow spells
+    # of a shared machine do not land on one side only
     local topo_default=("${envs[@]}" -- "$prefix/bin/mpiexec" -n "$np" -bind-to core "$bin" -c all
         -a default -n $k -l mpich-topo "${args[@]}")
+    local stock_default=("${envs[@]}" "${stock[@]}" -- "$prefix/bin/mpiexec" -n "$np" -bind-to core
+        "$bin" -c all -a default -n $k -l mpich "${args[@]}")
     run mpich-topo "${topo_default[@]}"
+    run mpich "${stock_default[@]}"
     if [ $relaunch = no ]; then
         local all
         all=$(echo "$ALG_AG $ALG_BC $ALG_AR" | tr ' ' '\n' | awk '!seen[$0]++' | paste -sd, -)
@@ -294,6 +298,7 @@ mpich_case() {  # np nn placement cache
             done
         done
     fi
+    run mpich "${stock_default[@]}"
     run mpich-topo "${topo_default[@]}"
 }
 

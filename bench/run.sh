@@ -189,7 +189,7 @@ run() {
     shift
     # the exact command, paths relative to the repository (and Open MPI's
     # host and rank files, which the next launch rewrites)
-    if [ $label != mpich ] && [ $label != mpich-topo ]; then
+    if [ "${label#mpich}" = "$label" ]; then
         echo "# hosts: $(paste -sd';' "$tmpd/hosts"); ranks: $(paste -sd';' "$tmpd/ranks")" |
             sed "s|$top/||g" >>"$cmds"
     fi
@@ -271,7 +271,7 @@ mpich_case() {  # np nn placement cache
     local topo_default=("${envs[@]}" -- "$prefix/bin/mpiexec" -n "$np" -bind-to core "$bin" -c all
         -a default -n $k -l mpich-topo "${args[@]}")
     local stock_default=("${envs[@]}" "${stock[@]}" -- "$prefix/bin/mpiexec" -n "$np" -bind-to core
-        "$bin" -c all -a default -n $k -l mpich "${args[@]}")
+        "$bin" -c all -a default -n $k -l mpich-alone "${args[@]}")
     run mpich-topo "${topo_default[@]}"
     run mpich "${stock_default[@]}"
     if [ $relaunch = no ]; then

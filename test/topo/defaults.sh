@@ -201,16 +201,16 @@ static int errs[2];
 
 static void *work(void *arg)
 {
-    int t = (int) (long) arg, rank, size, v[2048], s[2048];
+    int t = (int) (long) arg, rank, size, v[4096], s[4096];
     MPI_Comm c = comms[t];
     MPI_Comm_rank(c, &rank);
     MPI_Comm_size(c, &size);
     for (int it = 0; it < 200; it++) {
-        for (int i = 0; i < 2048; i++)
+        for (int i = 0; i < 4096; i++)
             v[i] = rank == it % size ? i + it + t : -1;
-        MPI_Bcast(v, 2048, MPI_INT, it % size, c);
-        MPI_Allreduce(v, s, 2048, MPI_INT, MPI_SUM, c);
-        for (int i = 0; i < 2048; i++)
+        MPI_Bcast(v, 4096, MPI_INT, it % size, c);
+        MPI_Allreduce(v, s, 4096, MPI_INT, MPI_SUM, c);
+        for (int i = 0; i < 4096; i++)
             errs[t] += v[i] != i + it + t || s[i] != size * (i + it + t);
     }
     return NULL;
@@ -258,10 +258,10 @@ bench="$tmp/coll_bench -c all -a default -m 16 -M 8388608 -s 8 -i 3 -w 1 -T 0.02
 run 2 -bind-to core $bench
 check "one node: every bcast is topo_pipeline" \
     'valid && sel bcast topo_pipeline parent 2 && [ "$(grep -cE "^mpich-topo: +bcast +[a-z_]+ +selection +parent +2:" "$tmp/out")" = 1 ]'
-check "one node: allreduce topo_pipeline from 2 KiB (and never below), MPICH's own below" \
-    'valid && sel allreduce topo_pipeline parent 2 && sizes allreduce topo_pipeline parent 2 | grep -q "8K-<16K B" && ! sizes allreduce topo_pipeline parent 2 | grep -qE "(^| )[0-9]+-[0-9]+ B|1K-<2K"'
-check "one node: allgather topo_pipeline below 4 MiB in all, ring at 4 MiB per process" \
-    'valid && sel allgather topo_pipeline parent 2 && sel allgather ring parent 2 && sizes allgather ring parent 2 | grep -q "4M-<8192K B" && ! sizes allgather topo_pipeline parent 2 | grep -q "4M-"'
+check "one node: allreduce topo_pipeline from 16 KiB (and never below), MPICH's own below" \
+    'valid && sel allreduce topo_pipeline parent 2 && sizes allreduce topo_pipeline parent 2 | grep -q "64K-<128K B" && ! sizes allreduce topo_pipeline parent 2 | grep -qE "(^| )[0-9]+-[0-9]+ B|1K-<2K|8K-<16K"'
+check "one node: allgather topo_pipeline below 8 KiB in all, MPICH's tree above" \
+    'valid && sel allgather topo_pipeline parent 2 && sizes allgather topo_pipeline parent 2 | grep -q "1K-<2K B" && ! sizes allgather topo_pipeline parent 2 | grep -qE "8K-|64K-" && sizes allgather recursive_doubling parent 2 | grep -q "8K-<16K B" && sizes allgather ring parent 2 | grep -q "4M-<8192K B"'
 
 # 2. two emulated nodes with two processes each (round-robin placement)
 run MPIR_CVAR_NUM_CLIQUES=2 4 $bench -M 262144

@@ -889,13 +889,19 @@ static int check_duplicate_keys(const char *buf, size_t len)
             }
             if (mpi_errno == MPI_SUCCESS) {
                 if (l->nkeys == l->cap) {
-                    l->cap = l->cap ? 2 * l->cap : 8;
-                    l->key = MPL_realloc(l->key, l->cap * sizeof(*l->key), MPL_MEM_COLL);
-                    l->klen = MPL_realloc(l->klen, l->cap * sizeof(*l->klen), MPL_MEM_COLL);
-                    if (l->key == NULL || l->klen == NULL) {
+                    int cap = l->cap ? 2 * l->cap : 8;
+                    const char **key = MPL_realloc(l->key, cap * sizeof(*key), MPL_MEM_COLL);
+                    size_t *klen = key ? MPL_realloc(l->klen, cap * sizeof(*klen),
+                                                     MPL_MEM_COLL) : NULL;
+                    if (key)
+                        l->key = key;
+                    if (klen)
+                        l->klen = klen;
+                    if (key == NULL || klen == NULL) {
                         MPIR_ERR_SET(mpi_errno, MPI_ERR_OTHER, "**nomem");
                         break;
                     }
+                    l->cap = cap;
                 }
                 l->key[l->nkeys] = buf + start;
                 l->klen[l->nkeys++] = n;

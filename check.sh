@@ -162,6 +162,8 @@ gen_testlist() {    # device
     echo "allred 4 $arp $c2 arg=-count=100"
     echo "allred 5 $arp $c3b $chunk arg=-count=100"
     echo "allred2 4 $arp $c2"
+    # one node: small calls right after multi-round ones (slot reuse)
+    echo "allred2 4 $arp"
     echo "allred5 5 $arp $c2"
     # non-commutative user ops must fall back, in rank order
     arps="env=MPIR_CVAR_ALLREDUCE_INTRA_ALGORITHM=topo_pipeline env=MPIR_CVAR_COLLECTIVE_FALLBACK=silent"

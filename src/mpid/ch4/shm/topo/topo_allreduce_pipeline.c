@@ -117,9 +117,10 @@ int MPIDI_Topo_allreduce_pipeline(const void *sendbuf, void *recvbuf, MPI_Aint c
         uint64_t r = base + 1;
         char *slot = MPIDI_TOPO_SLOT(e, r);
 
-        /* a process arrives at round r - 1 only once it is done with
-         * round r - 2, whose slot this is: if this process saw them all
-         * arrive there, it need not look at their done counters */
+        /* a process arrives at the first round of a call only once it is
+         * done with every earlier round: if this process saw them all
+         * arrive at round r - 1 in such a call (this path), they are done
+         * with round r - 2, whose slot this is */
         if (r > MPIDI_TOPO_NSLOTS && e->all_arrived + 1 < r)
             MPIDI_TOPO_WAIT_ALL(e, done, 0, L, r - MPIDI_TOPO_NSLOTS);
         memcpy(slot + me_l * stride, sbuf + true_lb, (count - 1) * extent + true_extent);
@@ -156,9 +157,10 @@ int MPIDI_Topo_allreduce_pipeline(const void *sendbuf, void *recvbuf, MPI_Aint c
             MPIDI_TOPO_SHARED_DEFINED(slot + me_l * stride, (n - 1) * extent + true_extent);
             MPL_atomic_release_store_uint64(&me->arrive, r);
 
-            /* my slice, reduced across the areas into area 0 */
+            /* my slice, reduced across the areas into area 0 (no
+             * all_arrived here: within these rounds a process arrives at
+             * round r before it copies round r - 1 out) */
             MPIDI_TOPO_WAIT_ALL(e, arrive, 0, L, r);
-            e->all_arrived = r;
             for (int j = 0; j < L && s1 > s0; j++) {
                 int a = (me_l + j) % L;
                 if (a == 0)

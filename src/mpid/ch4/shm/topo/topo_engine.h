@@ -78,8 +78,9 @@ typedef struct MPIDI_Topo_engine {
     char *data;
     size_t slot_size;
     uint64_t round;
-    uint64_t all_arrived;       /* allreduce: last round this process saw every
-                                 * local input of (so all had finished round - 2) */
+    uint64_t all_arrived;       /* allreduce: last one-round call whose inputs
+                                 * this process saw all of (so all had finished
+                                 * every earlier round) */
 
     int cma;                    /* process_vm_readv works between local processes */
     int spins_before_yield;

@@ -104,11 +104,9 @@ static int allgather_segment(MPIDI_Topo_engine_t * e, const MPIDI_Topo_tbuf_t * 
         MPIDI_TOPO_SHARED_DEFINED(slot + mypos * len, len);
         MPL_atomic_release_store_uint64(&me->arrive, r);
 
-        if (e->is_leader) {
+        if (e->is_leader && nn > 1) {
             MPIDI_TOPO_WAIT_ALL(e, arrive, e->group_lo[g], e->group_lo[g + 1], r);
-            if (nn == 1) {
-                MPL_atomic_release_store_uint64(&me->avail, MPIDI_TOPO_PROG(r, 1));
-            } else if (multileader) {
+            if (multileader) {
                 MPI_Aint total = 0;
                 for (int x = 0; x < nn; x++) {
                     counts[x] = (l->group_start[x * k + g + 1] - l->group_start[x * k + g]) * len;
@@ -139,12 +137,16 @@ static int allgather_segment(MPIDI_Topo_engine_t * e, const MPIDI_Topo_tbuf_t * 
             }
         }
 
-        /* copy out node portions in the order the ring brings them */
+        /* copy out node portions in the order the ring brings them; this
+         * node's own as soon as its processes have arrived (waiting for the
+         * leaders to relay that would cost a second hop) */
+        MPIDI_TOPO_WAIT_ALL(e, arrive, 0, L, r);
         for (int s = 1; s <= nn; s++) {
             int x = (n - s + 1 + nn) % nn;
             for (int gg = 0; gg < k; gg++) {
                 MPIDI_Topo_ctrl_t *lc = MPIDI_TOPO_CTRL(e, e->leader_local[gg]);
-                MPIDI_TOPO_WAIT_GE(e, &lc->avail, MPIDI_TOPO_PROG(r, s));
+                if (s > 1)
+                    MPIDI_TOPO_WAIT_GE(e, &lc->avail, MPIDI_TOPO_PROG(r, s));
                 for (int q = l->group_start[x * k + gg]; q < l->group_start[x * k + gg + 1]; q++) {
                     mpi_errno = MPIDI_Topo_tbuf_unpack(rb, (MPI_Aint) l->order[q] * m + off,
                                                        slot + q * len, len);

@@ -83,27 +83,24 @@ cvars:
       scope       : MPI_T_SCOPE_ALL_EQ
       description : >-
         How many times the engine's waiting loops poll before each
-        sched_yield. -1 (default): 0 when the node runs more processes than
-        it has cores, 256 otherwise.
+        sched_yield (rounded up to a power of two). -1 (default): 0 when the
+        node runs more processes than it has cores, 256 otherwise.
 
 === END_MPI_T_CVAR_INFO_BLOCK ===
 */
 
 /* ---- waiting ---------------------------------------------------------- */
 
-void MPIDI_Topo_pause(MPIDI_Topo_engine_t * e, int *spins)
+void MPIDI_Topo_pause(MPIDI_Topo_engine_t * e, unsigned spins)
 {
-    if (++*spins > e->spins_before_yield) {
-        *spins = 0;
-        MPID_Progress_test(NULL);
+    MPID_Progress_test(NULL);
+    if ((spins & e->yield_mask) == 0) {
 #if MPICH_THREAD_GRANULARITY == MPICH_THREAD_GRANULARITY__GLOBAL
         /* as MPID_Progress_wait: another thread may be the one to make the
          * collective we wait for, on another communicator, progress */
         MPID_THREAD_CS_YIELD(GLOBAL, MPIR_THREAD_GLOBAL_ALLFUNC_MUTEX);
 #endif
         sched_yield();
-    } else if ((*spins & 63) == 0) {
-        MPID_Progress_test(NULL);
     }
 }
 
@@ -123,12 +120,13 @@ int MPIDI_Topo_waitall(MPIDI_Topo_engine_t * e, int n, MPIR_Request ** reqs,
     int mpi_errno = MPI_SUCCESS, mpi_errno_ret = MPI_SUCCESS;
 
     for (int i = 0; i < n; i++) {
-        int spins = 0;
+        unsigned spins = 0;
         MPIR_Request *req = reqs[i];
         if (req == NULL)
             continue;
+        /* only progress completes a request: poll at every turn */
         while (!MPIR_Request_is_complete(req))
-            MPIDI_Topo_pause(e, &spins);
+            MPIDI_Topo_pause(e, ++spins);
         if (req->kind == MPIR_REQUEST_KIND__RECV)
             MPIR_Process_status(&req->status, errflag);
         mpi_errno = req->status.MPI_ERROR;
@@ -285,6 +283,7 @@ static int engine_setup(MPIR_Comm * comm, MPIR_Topo_comm_t * topo, MPIDI_Topo_en
     int rank = comm->rank, pos, k, fail = 0, any_fail = 0, use_cma;
     bool map_fail = false;
     long ncpus;
+    int spins;
     size_t ctrl_bytes, pg = (size_t) sysconf(_SC_PAGESIZE);
 
     mpi_errno = MPIR_Topo_comm_get_layout(comm, topo, MPIR_CVAR_TOPO_LEADERS_PER_NODE);
@@ -387,10 +386,19 @@ static int engine_setup(MPIR_Comm * comm, MPIR_Topo_comm_t * topo, MPIDI_Topo_en
 
     ncpus = sysconf(_SC_NPROCESSORS_ONLN);
     if (MPIR_CVAR_TOPO_SPINS_BEFORE_YIELD >= 0)
-        e->spins_before_yield = MPIR_CVAR_TOPO_SPINS_BEFORE_YIELD;
+        spins = MPIR_CVAR_TOPO_SPINS_BEFORE_YIELD;
     else
-        e->spins_before_yield = (ncpus > 0 && MPIR_Process.local_size > ncpus) ||
+        spins = (ncpus > 0 && MPIR_Process.local_size > ncpus) ||
             (MPIR_CVAR_NUM_CLIQUES > 1 && ncpus > 0 && MPIR_Process.size > ncpus) ? 0 : 256;
+    if (spins > 0) {
+        int ceil = 1;
+        MPL_is_pof2(MPL_MIN(spins, 1 << 30), &ceil);
+        e->yield_mask = (unsigned) ceil - 1;
+    } else
+        e->yield_mask = 0;
+    /* leaders overlap their network steps with flag waits: those need
+     * the netmod polled often */
+    e->poll_mask = MPL_MIN(e->is_leader && e->nnodes > 1 ? 63 : 1023, e->yield_mask);
 
     /* publishes pids and zeroed counters before anyone reads them */
     use_cma = MPIR_CVAR_TOPO_CMA_THRESHOLD >= 0 || MPIR_CVAR_TOPO_BCAST_CMA_THRESHOLD >= 0;

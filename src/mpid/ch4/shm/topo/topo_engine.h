@@ -83,7 +83,7 @@ typedef struct MPIDI_Topo_engine {
                                  * every earlier round) */
 
     int cma;                    /* process_vm_readv works between local processes */
-    int spins_before_yield;
+    unsigned poll_mask, yield_mask;     /* see MPIDI_TOPO_WAIT_GE */
 } MPIDI_Topo_engine_t;
 
 #define MPIDI_TOPO_CTRL(e, i) ((MPIDI_Topo_ctrl_t *) ((e)->ctrl_base + (size_t) (i) * MPIDI_TOPO_CTRL_SIZE))
@@ -93,15 +93,20 @@ typedef struct MPIDI_Topo_engine {
  * says why the engine cannot run (the same on all members). */
 int MPIDI_Topo_engine_get(MPIR_Comm * comm, MPIDI_Topo_engine_t ** e, MPIR_Errflag_t * errflag);
 
-/* One step of a waiting loop: spin a while, then let the netmod progress and
- * give the processor away, so oversubscribed runs do not starve the process
- * being waited for. */
-void MPIDI_Topo_pause(MPIDI_Topo_engine_t * e, int *spins);
+/* Waiting loops spin on a flag; every poll_mask + 1 spins they let the
+ * netmod progress (other operations of this process may need it, and
+ * leaders' own network steps do), and every yield_mask + 1 spins they
+ * give the processor away, so oversubscribed runs (both masks 0) do not
+ * starve the process being waited for.  Polling the netmod costs a
+ * system call on some providers (tcp: epoll_wait), which is why flag
+ * waits poll it rarely. */
+void MPIDI_Topo_pause(MPIDI_Topo_engine_t * e, unsigned spins);
 
 #define MPIDI_TOPO_WAIT_GE(e, counter, value) do {                              \
-        int spins_ = 0;                                                         \
+        unsigned spins_ = 0;                                                    \
         while (MPL_atomic_acquire_load_uint64(counter) < (uint64_t) (value))    \
-            MPIDI_Topo_pause(e, &spins_);                                       \
+            if ((++spins_ & (e)->poll_mask) == 0)                               \
+                MPIDI_Topo_pause(e, spins_);                                    \
     } while (0)
 
 /* Wait until every local process in [lo, hi) has field >= value. */

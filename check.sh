@@ -175,8 +175,8 @@ gen_testlist() {    # device
         echo "topo_allreduce 5 env=MPIR_CVAR_ALLREDUCE_INTRA_ALGORITHM=topo_pipeline env=MPIR_CVAR_COLLECTIVE_FALLBACK=silent $c3b $chunk"
         echo "topo_allreduce 4 $arp $bind $fake2pkg arg=-noncommutative=0"
     fi
-    # the built-in tuning picks ours (one node: bcast, allreduce from 16 KiB,
-    # allgather below 8 KiB; several nodes: allgather): MPICH's tests with
+    # the built-in tuning picks ours (one node: bcast, allreduce, allgather
+    # below 32 KiB; several nodes: allgather): MPICH's tests with
     # no CVAR set
     echo "bcasttest 4 $bind"
     echo "bcastzerotype 3"

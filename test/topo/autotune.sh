@@ -16,18 +16,11 @@ prefix=$1
 dev=$2
 top=$(cd "$(dirname "$0")/../.." && pwd)
 tool=$top/maint/topo-autotune
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-n=0
-fails=0
-[ "$dev" = ofi ] && export FI_PROVIDER=tcp
+. "$top/test/topo/tap.sh"
 export MPIR_CVAR_NUM_CLIQUES=2
 
-ok() { n=$((n + 1)); echo "ok $n - $1"; }
-notok() { n=$((n + 1)); fails=$((fails + 1)); echo "not ok $n - $1"; sed 's/^/#   /' "$tmp/out" | tail -15; }
-
 "$prefix/bin/mpicc" -O2 -o "$tmp/coll_bench" "$top/bench/coll_bench.c" >"$tmp/out" 2>&1 ||
-    { notok "build coll_bench"; echo "autotune: $((n - fails)) passed, $fails failed"; exit 1; }
+    { notok "build coll_bench"; tap_summary autotune; exit 1; }
 
 # 1. known winners: allgather 1 KiB topo_pipeline, 8 KiB MPICH's default,
 #    64 KiB ring; allreduce 4 KiB topo_pipeline; the rest default
@@ -47,7 +40,7 @@ hdr="label,collective,placement,nprocs,bytes,iterations,min_us,avg_us,max_us,err
 # on MPICH's own tree (the tool's --*-base options), where the default
 # differs from every winner above (ours picks topo_pipeline itself)
 sh "$top/maint/stock-tuning.sh" "$tmp/stock" >"$tmp/out" 2>&1 ||
-    { notok "MPICH's own tuning files"; echo "autotune: $((n - fails)) passed, $fails failed"; exit 1; }
+    { notok "MPICH's own tuning files"; tap_summary autotune; exit 1; }
 if python3 "$tool" --from-csv "$tmp/known.csv" --colls allgather,allreduce --out "$tmp/k" \
     --mpir-base "$tmp/stock/mpir.json" --ch4-base "$tmp/stock/ch4.json" >"$tmp/out" 2>&1 &&
     [ -s "$tmp/k/mpir.json" ] && [ -s "$tmp/k/ch4.json" ] && [ -s "$tmp/k/summary.md" ]; then
@@ -122,5 +115,4 @@ else
     notok "a measuring run on 2 emulated nodes writes files MPICH runs with"
 fi
 
-echo "autotune: $((n - fails)) passed, $fails failed"
-[ $fails = 0 ]
+tap_summary autotune

@@ -11,31 +11,10 @@ set -u
 prefix=$1
 dev=$2
 top=$(cd "$(dirname "$0")/../.." && pwd)
-mpiexec="$prefix/bin/mpiexec"
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-n=0
-fails=0
-[ "$dev" = ofi ] && export FI_PROVIDER=tcp
+tap_tail=25
+. "$top/test/topo/tap.sh"
 export MPIR_CVAR_COLL_TRACE=1
 
-ok() { n=$((n + 1)); echo "ok $n - $1"; }
-notok() { n=$((n + 1)); fails=$((fails + 1)); echo "not ok $n - $1"; sed 's/^/#   /' "$tmp/out" | tail -25; }
-check() { if eval "$2"; then ok "$1"; else notok "$1"; fi; }
-run() {     # [NAME=VALUE ...] NP [mpiexec options] prog [args]; output in $tmp/out, status in $rc
-    (
-        while :; do
-            case $1 in
-                *=*) export "$1"; shift ;;
-                *) break ;;
-            esac
-        done
-        np=$1
-        shift
-        exec timeout 300 "$mpiexec" -n "$np" "$@"
-    ) >"$tmp/out" 2>&1
-    rc=$?
-}
 # sel COLL ALGO KIND SIZE: the selection chose ALGO on such a communicator
 sel() { grep -qE "^mpich-topo: +$1 +$2 +selection +$3 +$4:" "$tmp/out"; }
 # sizes COLL ALGO KIND SIZE: the size ranges of those calls
@@ -249,7 +228,7 @@ XEOF
     "$prefix/bin/mpicc" -O2 -o "$tmp/coll_bench" "$top/bench/coll_bench.c" >>"$tmp/out" 2>&1 &&
     "$prefix/bin/mpicc" -O2 -o "$tmp/ops" "$tmp/ops.c" >>"$tmp/out" 2>&1 &&
     "$prefix/bin/mpicc" -O2 -o "$tmp/ctx" "$tmp/ctx.c" >>"$tmp/out" 2>&1 ||
-    { notok "build the test programs"; echo "defaults: $((n - fails)) passed, $fails failed"; exit 1; }
+    { notok "build the test programs"; tap_summary defaults; exit 1; }
 
 # every result is validated (-v); 16 B to 8 MiB per process
 bench="$tmp/coll_bench -c all -a default -m 16 -M 8388608 -s 8 -i 3 -w 1 -T 0.02 -R 1 -v"
@@ -312,5 +291,4 @@ run 2 "$tmp/threads"
 check "two threads, two communicators at once: no deadlock, right results, by topo_pipeline" \
     '[ $rc = 0 ] && grep -q " No Errors" "$tmp/out" && sel bcast topo_pipeline parent 2 && sel allreduce topo_pipeline parent 2'
 
-echo "defaults: $((n - fails)) passed, $fails failed"
-[ $fails = 0 ]
+tap_summary defaults

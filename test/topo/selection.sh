@@ -14,24 +14,8 @@ coll=$2
 dev=$3
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../.." && pwd)
-mpiexec="$prefix/bin/mpiexec"
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-n=0
-fails=0
-
-[ "$dev" = ofi ] && export FI_PROVIDER=tcp
+. "$top/test/topo/tap.sh"
 export MPIR_CVAR_NUM_CLIQUES=2
-
-ok() { n=$((n + 1)); echo "ok $n - $1"; }
-notok() { n=$((n + 1)); fails=$((fails + 1)); echo "not ok $n - $1"; sed 's/^/#   /' "$tmp/out" | tail -15; }
-
-run() {     # np prog [args]; output in $tmp/out, status in $rc
-    np=$1
-    shift
-    timeout 300 "$mpiexec" -n "$np" "$@" >"$tmp/out" 2>&1
-    rc=$?
-}
 
 # A complete MPIR tuning file: MPICH's generic.json with allgather (intra
 # and, for the fallback check, inter) and bcast routed to our algorithms.

@@ -10,26 +10,12 @@ prefix=$1
 coll=$2
 dev=$3
 top=$(cd "$(dirname "$0")/../.." && pwd)
-mpiexec="$prefix/bin/mpiexec"
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-n=0
-fails=0
-[ "$dev" = ofi ] && export FI_PROVIDER=tcp
+. "$top/test/topo/tap.sh"
 export MPIR_CVAR_NUM_CLIQUES=2
-
-ok() { n=$((n + 1)); echo "ok $n - $1"; }
-notok() { n=$((n + 1)); fails=$((fails + 1)); echo "not ok $n - $1"; sed 's/^/#   /' "$tmp/out" | tail -15; }
-run() {     # np prog [args]; output in $tmp/out, status in $rc
-    np=$1
-    shift
-    timeout 300 "$mpiexec" -n "$np" "$@" >"$tmp/out" 2>&1
-    rc=$?
-}
 
 "$prefix/bin/mpicc" -O2 -o "$tmp/coll_bench" "$top/bench/coll_bench.c" >"$tmp/out" 2>&1 &&
     "$prefix/bin/mpicc" -O2 -o "$tmp/trace_pvar" "$top/test/topo/trace_pvar.c" >>"$tmp/out" 2>&1 ||
-    { notok "build the test programs"; echo "trace: $((n - fails)) passed, $fails failed"; exit 1; }
+    { notok "build the test programs"; tap_summary trace; exit 1; }
 
 # 1. the table: forced topo_pipeline allgather at 1 KiB and 64 KiB, with the
 #    calls counted per size range
@@ -91,5 +77,4 @@ else
     notok "MPI_T counters follow MPICH's default selection too"
 fi
 
-echo "trace: $((n - fails)) passed, $fails failed"
-[ $fails = 0 ]
+tap_summary trace

@@ -18,54 +18,15 @@ coll=$2
 dev=$3
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../.." && pwd)
-mpiexec="$prefix/bin/mpiexec"
 tuning=$top/mpich/maint/tuning/coll
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-n=0
-fails=0
 flip=${TUNING_FLIP:-0}
-
-[ "$dev" = ofi ] && export FI_PROVIDER=tcp
+tap_tail=25
+tap_timeout=180
+. "$top/test/topo/tap.sh"
 unset MPIR_CVAR_NUM_CLIQUES MPIR_CVAR_CLIQUES_BY_BLOCK HWLOC_SYNTHETIC HWLOC_THISSYSTEM \
     MPIR_CVAR_COLL_SELECTION_TUNING_JSON_FILE MPIR_CVAR_CH4_COLL_SELECTION_TUNING_JSON_FILE \
     MPIR_CVAR_CH4_POSIX_COLL_SELECTION_TUNING_JSON_FILE MPIR_CVAR_COLL_SELECTION_TUNING_ERROR
 export MPIR_CVAR_COLL_TRACE=1
-
-ok() { n=$((n + 1)); echo "ok $n - $1"; }
-notok() { n=$((n + 1)); fails=$((fails + 1)); echo "not ok $n - $1"; sed 's/^/#   /' "$tmp/out" | tail -25; }
-
-# check DESCRIPTION CONDITION: CONDITION is evaluated on the last run
-check() {
-    if eval "$2"; then r=0; else r=1; fi
-    [ "$flip" = 1 ] && r=$((1 - r))
-    if [ $r = 0 ]; then ok "$1"; else notok "$1"; fi
-}
-
-# run [NAME=VALUE ...] NP [mpiexec options] PROG [args]: output in $tmp/out,
-# exit status in $rc
-run() {
-    (
-        while :; do
-            case $1 in
-                *=*) export "$1"; shift ;;
-                *) break ;;
-            esac
-        done
-        np=$1
-        shift
-        timeout 180 "$mpiexec" -n "$np" "$@" >"$tmp/out" 2>&1
-        r=$?
-        # hydra sometimes loses a process's last output when a process
-        # aborts (the error at MPI_Init): try once more
-        if [ $r != 0 ] && [ ! -s "$tmp/out" ]; then
-            timeout 180 "$mpiexec" -n "$np" "$@" >"$tmp/out" 2>&1
-            r=$?
-        fi
-        echo $r >"$tmp/rc"
-    )
-    rc=$(cat "$tmp/rc")
-}
 
 has() { grep -qF -- "$1" "$tmp/out"; }
 passed() { [ $rc = 0 ] && has ' No Errors'; }

@@ -10,6 +10,7 @@
 
 #include "mpi.h"
 #include "mpitest.h"
+#include "topo_test_util.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -117,20 +118,10 @@ int main(int argc, char **argv)
 
     run_all(MPI_COMM_WORLD, 1);
 
-    /* shuffled ranks: a seeded permutation every process computes alike */
-    int *perm = malloc(size * sizeof(int));
-    for (int i = 0; i < size; i++)
-        perm[i] = i;
-    srand(12345);
-    for (int i = size - 1; i > 0; i--) {
-        int j = rand() % (i + 1), t = perm[i];
-        perm[i] = perm[j];
-        perm[j] = t;
-    }
-    MPI_Comm_split(MPI_COMM_WORLD, 0, perm[rank], &comm);
+    /* shuffled ranks */
+    comm = topo_test_shuffled(MPI_COMM_WORLD, 12345);
     run_all(comm, 2);
     MPI_Comm_free(&comm);
-    free(perm);
 
     /* reversed order */
     MPI_Comm_split(MPI_COMM_WORLD, 0, size - rank, &comm);

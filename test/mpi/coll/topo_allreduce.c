@@ -22,6 +22,7 @@
 
 #include "mpi.h"
 #include "mpitest.h"
+#include "topo_test_util.h"
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -568,21 +569,11 @@ int main(int argc, char **argv)
     comm_name = "world";
     run_all(MPI_COMM_WORLD, 0, 1);
 
-    /* shuffled ranks: a seeded permutation every process computes alike */
-    int *perm = malloc(size * sizeof(int));
-    for (int i = 0; i < size; i++)
-        perm[i] = i;
-    srand(4242);
-    for (int i = size - 1; i > 0; i--) {
-        int j = rand() % (i + 1), t = perm[i];
-        perm[i] = perm[j];
-        perm[j] = t;
-    }
-    MPI_Comm_split(MPI_COMM_WORLD, 0, perm[rank], &comm);
+    /* shuffled ranks */
+    comm = topo_test_shuffled(MPI_COMM_WORLD, 4242);
     comm_name = "shuffled";
     run_all(comm, 1, 1000);
     MPI_Comm_free(&comm);
-    free(perm);
 
     /* reversed order: the non-commutative result must follow it */
     MPI_Comm_split(MPI_COMM_WORLD, 0, size - rank, &comm);

@@ -10,6 +10,7 @@
 
 #include "mpi.h"
 #include "mpitest.h"
+#include "topo_test_util.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -103,19 +104,10 @@ int main(int argc, char **argv)
 
     run_all(MPI_COMM_WORLD, 1);
 
-    int *perm = malloc(size * sizeof(int));
-    for (int i = 0; i < size; i++)
-        perm[i] = i;
-    srand(4242);
-    for (int i = size - 1; i > 0; i--) {
-        int j = rand() % (i + 1), t = perm[i];
-        perm[i] = perm[j];
-        perm[j] = t;
-    }
-    MPI_Comm_split(MPI_COMM_WORLD, 0, perm[rank], &comm);
+    /* shuffled ranks */
+    comm = topo_test_shuffled(MPI_COMM_WORLD, 4242);
     run_all(comm, 2);
     MPI_Comm_free(&comm);
-    free(perm);
 
     MPI_Comm_split(MPI_COMM_WORLD, rank % 3 == 0, size - rank, &comm);
     run_all(comm, 3);

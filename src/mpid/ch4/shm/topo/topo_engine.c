@@ -397,7 +397,8 @@ static int engine_setup(MPIR_Comm * comm, MPIR_Topo_comm_t * topo, MPIDI_Topo_en
     } else
         e->yield_mask = 0;
     /* leaders overlap their network steps with flag waits: those need
-     * the netmod polled often */
+     * the netmod polled often.  Others poll at most every 1024 spins and
+     * at least at every yield (every 256 spins by default). */
     e->poll_mask = MPL_MIN(e->is_leader && e->nnodes > 1 ? 63 : 1023, e->yield_mask);
 
     /* publishes pids and zeroed counters before anyone reads them */

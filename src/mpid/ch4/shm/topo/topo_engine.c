@@ -84,7 +84,7 @@ cvars:
       description : >-
         How many times the engine's waiting loops poll before each
         sched_yield (rounded up to a power of two). -1 (default): 0 when the
-        node runs more processes than it has cores, 256 otherwise.
+        node runs more processes than it has cores, 16384 otherwise.
 
 === END_MPI_T_CVAR_INFO_BLOCK ===
 */
@@ -94,14 +94,13 @@ cvars:
 void MPIDI_Topo_pause(MPIDI_Topo_engine_t * e, unsigned spins)
 {
     MPID_Progress_test(NULL);
-    if ((spins & e->yield_mask) == 0) {
 #if MPICH_THREAD_GRANULARITY == MPICH_THREAD_GRANULARITY__GLOBAL
-        /* as MPID_Progress_wait: another thread may be the one to make the
-         * collective we wait for, on another communicator, progress */
-        MPID_THREAD_CS_YIELD(GLOBAL, MPIR_THREAD_GLOBAL_ALLFUNC_MUTEX);
+    /* as MPID_Progress_wait: another thread may be the one to make the
+     * collective we wait for, on another communicator, progress */
+    MPID_THREAD_CS_YIELD(GLOBAL, MPIR_THREAD_GLOBAL_ALLFUNC_MUTEX);
 #endif
+    if ((spins & e->yield_mask) == 0)
         sched_yield();
-    }
 }
 
 void MPIDI_Topo_wait_all(MPIDI_Topo_engine_t * e, size_t field_offset, int lo, int hi,
@@ -389,7 +388,7 @@ static int engine_setup(MPIR_Comm * comm, MPIR_Topo_comm_t * topo, MPIDI_Topo_en
         spins = MPIR_CVAR_TOPO_SPINS_BEFORE_YIELD;
     else
         spins = (ncpus > 0 && MPIR_Process.local_size > ncpus) ||
-            (MPIR_CVAR_NUM_CLIQUES > 1 && ncpus > 0 && MPIR_Process.size > ncpus) ? 0 : 256;
+            (MPIR_CVAR_NUM_CLIQUES > 1 && ncpus > 0 && MPIR_Process.size > ncpus) ? 0 : 16384;
     if (spins > 0) {
         int ceil = 1;
         MPL_is_pof2(MPL_MIN(spins, 1 << 30), &ceil);
@@ -397,8 +396,10 @@ static int engine_setup(MPIR_Comm * comm, MPIR_Topo_comm_t * topo, MPIDI_Topo_en
     } else
         e->yield_mask = 0;
     /* leaders overlap their network steps with flag waits: those need
-     * the netmod polled often.  Others poll at most every 1024 spins and
-     * at least at every yield (every 256 spins by default). */
+     * the netmod polled often; others every 1024 spins.  A poll costs a
+     * system call on some providers (tcp) and a sched_yield another: with
+     * a core each, yielding every 256 spins made a 2-rank bcast's receiver
+     * 3x slower (0.48 vs 0.16 us), hence 16384. */
     e->poll_mask = MPL_MIN(e->is_leader && e->nnodes > 1 ? 63 : 1023, e->yield_mask);
 
     /* publishes pids and zeroed counters before anyone reads them */

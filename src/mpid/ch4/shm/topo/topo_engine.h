@@ -97,9 +97,9 @@ int MPIDI_Topo_engine_get(MPIR_Comm * comm, MPIDI_Topo_engine_t ** e, MPIR_Errfl
  * netmod progress (other operations of this process may need it, and
  * leaders' own network steps do) and other threads into MPICH, and every
  * yield_mask + 1 spins they give the processor away, so oversubscribed
- * runs (both masks 0) do not starve the process being waited for.  Polling the netmod costs a
- * system call on some providers (tcp: epoll_wait), which is why flag
- * waits poll it rarely. */
+ * runs (both masks 0) do not starve the process being waited for.
+ * Polling the netmod costs a system call on some providers (tcp:
+ * epoll_wait), which is why flag waits poll it rarely. */
 void MPIDI_Topo_pause(MPIDI_Topo_engine_t * e, unsigned spins);
 
 #define MPIDI_TOPO_WAIT_GE(e, counter, value) do {                              \

@@ -7,6 +7,7 @@ AM_CPPFLAGS += -I$(top_srcdir)/src/mpi/coll/topo
 mpi_core_sources += \
     src/mpi/coll/topo/topo_logic.c \
     src/mpi/coll/topo/topo.c \
+    src/mpi/coll/topo/topo_basic.c \
     src/mpi/coll/topo/coll_trace.c \
     src/mpi/coll/topo/csel_topo.c \
     src/mpi/coll/topo/csel_check.c \

@@ -84,4 +84,43 @@ int MPIR_Topo_allgather_entry(const void *sendbuf, MPI_Aint sendcount, MPI_Datat
                               MPIR_Comm * comm_ptr, int multileader, const char *name,
                               MPIR_Errflag_t * errflag);
 
+/* A reduction's buffers as packed elements of the datatype's one
+ * predefined type (topo_basic.c): type is MPI_DATATYPE_NULL when the
+ * datatype mixes several.  Views of the user's buffers where its bytes are
+ * already packed, else one temporary (sendbuf MPI_IN_PLACE, recvbuf the
+ * temporary when has_result; sendbuf the temporary otherwise). */
+typedef struct {
+    MPI_Datatype type;
+    MPI_Aint count;
+    const void *sendbuf;
+    void *recvbuf;
+    /* for MPIR_Topo_basic_finish */
+    void *tmp;
+    void *user_recvbuf;
+    MPI_Aint user_count;
+    MPI_Datatype user_type;
+    int has_result;
+} MPIR_Topo_basic_t;
+
+int MPIR_Topo_basic_start(const void *sendbuf, void *recvbuf, MPI_Aint count,
+                          MPI_Datatype datatype, int has_result, MPIR_Topo_basic_t * b);
+/* Copies the result back (unless mpi_errno says the call failed) and frees;
+ * returns the first error. */
+int MPIR_Topo_basic_finish(MPIR_Topo_basic_t * b, int mpi_errno);
+
+typedef int (*MPIR_Topo_reduce_fn) (const void *sendbuf, void *recvbuf, MPI_Aint count,
+                                    MPI_Datatype datatype, MPI_Op op, int root,
+                                    MPIR_Comm * comm, MPIR_Errflag_t * errflag);
+typedef int (*MPIR_Topo_allreduce_fn) (const void *sendbuf, void *recvbuf, MPI_Aint count,
+                                       MPI_Datatype datatype, MPI_Op op, MPIR_Comm * comm,
+                                       MPIR_Errflag_t * errflag);
+/* Run fn on the packed elements of a derived datatype (for MPICH's POSIX
+ * release_gather, patch 0012). */
+int MPIR_Topo_reduce_as_basic(const void *sendbuf, void *recvbuf, MPI_Aint count,
+                              MPI_Datatype datatype, MPI_Op op, int root, MPIR_Comm * comm,
+                              MPIR_Errflag_t * errflag, MPIR_Topo_reduce_fn fn);
+int MPIR_Topo_allreduce_as_basic(const void *sendbuf, void *recvbuf, MPI_Aint count,
+                                 MPI_Datatype datatype, MPI_Op op, MPIR_Comm * comm,
+                                 MPIR_Errflag_t * errflag, MPIR_Topo_allreduce_fn fn);
+
 #endif /* TOPO_H_INCLUDED */

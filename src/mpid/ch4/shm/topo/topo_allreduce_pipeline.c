@@ -48,12 +48,13 @@ static int allreduce_net(const void *sendbuf, void *recvbuf, MPI_Aint count,
                                                    errflag);
 }
 
-int MPIDI_Topo_allreduce_pipeline(const void *sendbuf, void *recvbuf, MPI_Aint count,
-                                  MPI_Datatype datatype, MPI_Op op, MPIR_Comm * comm,
-                                  const char **why_not, MPIR_Errflag_t * errflag)
+/* The rounds, on count elements of a predefined type (MPIR_Topo_basic_t) */
+static int allreduce_elements(const void *sendbuf, void *recvbuf, MPI_Aint count,
+                              MPI_Datatype datatype, MPI_Op op, MPIR_Comm * comm,
+                              const char **why_not, MPIR_Errflag_t * errflag)
 {
     int mpi_errno = MPI_SUCCESS, mpi_errno_ret = MPI_SUCCESS;
-    MPIDI_Topo_engine_t *e;
+    MPIDI_Topo_engine_t *e = NULL;
     MPI_Aint extent, c, R, true_lb, true_extent, stride;
     MPIR_Request *nreq[2] = { NULL, NULL };
     int is_contig, L, me_l, k, g;
@@ -64,27 +65,9 @@ int MPIDI_Topo_allreduce_pipeline(const void *sendbuf, void *recvbuf, MPI_Aint c
 
     /* (all_arrived below relies on two slots) */
     MPL_COMPILE_TIME_ASSERT(MPIDI_TOPO_NSLOTS == 2);
-    *why_not = NULL;
-    if (count == 0)
-        return MPI_SUCCESS;
-    if (!MPIR_Op_is_commutative(op)) {
-        *why_not = "the operation is not commutative";
-        return MPI_SUCCESS;
-    }
     MPIR_Datatype_is_contig(datatype, &is_contig);
     MPIR_Datatype_get_extent_macro(datatype, extent);
     MPIR_Type_get_true_extent_impl(datatype, &true_lb, &true_extent);
-    /* elements are copied as the byte span they cover, extent apart; types
-     * whose elements overlap or run backwards cannot be staged that way */
-    if (extent <= 0 || true_extent > extent) {
-        *why_not = "the datatype's elements overlap (true extent > extent)";
-        return MPI_SUCCESS;
-    }
-    if (comm->local_size == 1) {
-        if (sendbuf != MPI_IN_PLACE)
-            mpi_errno = MPIR_Localcopy(sendbuf, count, datatype, recvbuf, count, datatype);
-        return mpi_errno;
-    }
 
     mpi_errno = MPIDI_Topo_engine_get(comm, &e, errflag);
     MPIR_ERR_CHECK(mpi_errno);
@@ -107,8 +90,8 @@ int MPIDI_Topo_allreduce_pipeline(const void *sendbuf, void *recvbuf, MPI_Aint c
         goto fn_exit;
     }
     R = (count + c - 1) / c;
-    base = e->round;
-    e->round += R;
+    mpi_errno = MPIDI_Topo_rounds(e, R, &base, errflag);
+    MPIR_ERR_CHECK(mpi_errno);
     me = MPIDI_TOPO_CTRL(e, me_l);
     stride = c * extent;        /* bytes between areas */
     rbuf = (char *) recvbuf;
@@ -133,10 +116,10 @@ int MPIDI_Topo_allreduce_pipeline(const void *sendbuf, void *recvbuf, MPI_Aint c
         /* the same order everywhere, so that every process gets the same
          * bits (floating point): area 0 op (area 1 op (... op area L-1)) */
         mpi_errno = MPIR_Localcopy(AREA(slot, L - 1), count, datatype, rbuf, count, datatype);
-        MPIR_ERR_CHECK(mpi_errno);
+        MPIDI_TOPO_LOCAL_ERR(e, mpi_errno, mpi_errno_ret, errflag);
         for (int a = L - 2; a >= 0; a--) {
             mpi_errno = MPIR_Reduce_local(AREA(slot, a), rbuf, count, datatype, op);
-            MPIR_ERR_CHECK(mpi_errno);
+            MPIDI_TOPO_LOCAL_ERR(e, mpi_errno, mpi_errno_ret, errflag);
         }
         MPL_atomic_release_store_uint64(&me->done, r);
         goto fn_exit;
@@ -169,7 +152,7 @@ int MPIDI_Topo_allreduce_pipeline(const void *sendbuf, void *recvbuf, MPI_Aint c
                     continue;
                 mpi_errno = MPIR_Reduce_local(AREA(slot, a) + s0 * extent,
                                               AREA(slot, 0) + s0 * extent, s1 - s0, datatype, op);
-                MPIR_ERR_CHECK(mpi_errno);
+                MPIDI_TOPO_LOCAL_ERR(e, mpi_errno, mpi_errno_ret, errflag);
             }
             MPL_atomic_release_store_uint64(&me->reduced, r);
 
@@ -211,7 +194,7 @@ int MPIDI_Topo_allreduce_pipeline(const void *sendbuf, void *recvbuf, MPI_Aint c
                 /* leave the user's holes alone */
                 mpi_errno = MPIR_Localcopy(AREA(slot, 0), n, datatype, rbuf + off * extent, n,
                                            datatype);
-                MPIR_ERR_CHECK(mpi_errno);
+                MPIDI_TOPO_LOCAL_ERR(e, mpi_errno, mpi_errno_ret, errflag);
             }
             MPL_atomic_release_store_uint64(&me->done, r);
         }
@@ -223,7 +206,45 @@ int MPIDI_Topo_allreduce_pipeline(const void *sendbuf, void *recvbuf, MPI_Aint c
         if (nreq[j]) {
             MPIDI_Topo_waitall(e, 1, &nreq[j], errflag);
         }
-    return mpi_errno_ret ? mpi_errno_ret : mpi_errno;
+    return MPIDI_Topo_check_node(e, mpi_errno_ret ? mpi_errno_ret : mpi_errno, errflag);
   fn_fail:
     goto fn_exit;
+}
+
+/* Every process stages and reduces the same elements whatever its own
+ * layout of them: the datatype's predefined type, count x size bytes'
+ * worth (see MPIR_Topo_basic_t); user-defined operations are called with
+ * that type and an element count. */
+int MPIDI_Topo_allreduce_pipeline(const void *sendbuf, void *recvbuf, MPI_Aint count,
+                                  MPI_Datatype datatype, MPI_Op op, MPIR_Comm * comm,
+                                  const char **why_not, MPIR_Errflag_t * errflag)
+{
+    int mpi_errno = MPI_SUCCESS;
+    MPIR_Topo_basic_t b;
+
+    *why_not = NULL;
+    if (count == 0)
+        return MPI_SUCCESS;
+    if (!MPIR_Op_is_commutative(op)) {
+        *why_not = "the operation is not commutative";
+        return MPI_SUCCESS;
+    }
+    if (comm->local_size == 1) {
+        if (sendbuf != MPI_IN_PLACE)
+            mpi_errno = MPIR_Localcopy(sendbuf, count, datatype, recvbuf, count, datatype);
+        return mpi_errno;
+    }
+    mpi_errno = MPIR_Topo_basic_start(sendbuf, recvbuf, count, datatype, 1, &b);
+    if (mpi_errno)
+        return mpi_errno;
+    if (b.type == MPI_DATATYPE_NULL) {
+        *why_not = "the datatype is not made of one predefined type";
+        return MPI_SUCCESS;
+    }
+    if (b.count > 0)
+        mpi_errno = allreduce_elements(b.sendbuf, b.recvbuf, b.count, b.type, op, comm, why_not,
+                                       errflag);
+    if (*why_not)
+        b.has_result = 0;       /* nothing to copy back: the caller falls back */
+    return MPIR_Topo_basic_finish(&b, mpi_errno);
 }

@@ -1,0 +1,149 @@
+/*
+ * Copyright (C) by the mpich-topo authors. See COPYRIGHT in top-level directory.
+ */
+
+#include "mpiimpl.h"
+#include "topo.h"
+
+/* Reductions through shared memory work on packed elements of one
+ * predefined type.
+ *
+ * MPI requires only the type signatures of the processes to match: one
+ * process may pass n contiguous elements, another one element of a strided
+ * vector of n.  Algorithms that stage data in shared memory and size their
+ * chunks, or call the operation, with each process' own datatype then
+ * disagree about what the shared bytes are (a wrong answer), or divide by
+ * zero where one element is larger than a cell (pmodels/mpich#6555).  So
+ * they work on the signature instead: count x size bytes as elements of the
+ * datatype's one predefined type, and call the operation with that type and
+ * an element count.  Everything decided here depends on the signature only,
+ * so every process decides alike. */
+
+/* The predefined type a datatype is made of, pair types (MPI_DOUBLE_INT,
+ * ...) included; MPI_DATATYPE_NULL when it mixes several. */
+static MPI_Datatype element_type(MPI_Datatype dt)
+{
+    MPIR_Datatype *p;
+
+    if (MPIR_DATATYPE_IS_PREDEFINED(dt))
+        return dt;
+    MPIR_Datatype_get_ptr(dt, p);
+    if (p == NULL || p->basic_type == MPI_DATATYPE_NULL)
+        return MPI_DATATYPE_NULL;
+    return (MPI_Datatype) p->basic_type;
+}
+
+int MPIR_Topo_basic_start(const void *sendbuf, void *recvbuf, MPI_Aint count,
+                          MPI_Datatype datatype, int has_result, MPIR_Topo_basic_t * b)
+{
+    int mpi_errno = MPI_SUCCESS, contig;
+    MPI_Aint size, extent, true_lb, true_extent, esize, eextent;
+    MPI_Datatype et = element_type(datatype);
+
+    b->tmp = NULL;
+    b->user_recvbuf = recvbuf;
+    b->user_count = count;
+    b->user_type = datatype;
+    b->has_result = has_result;
+    b->sendbuf = sendbuf;
+    b->recvbuf = recvbuf;
+    b->count = count;
+    b->type = et;
+    if (et == MPI_DATATYPE_NULL || et == datatype)
+        goto fn_exit;
+
+    MPIR_Datatype_get_size_macro(datatype, size);
+    MPIR_Datatype_get_size_macro(et, esize);
+    MPIR_Datatype_get_extent_macro(et, eextent);
+    b->count = esize > 0 ? count * (size / esize) : 0;
+    if (b->count == 0)
+        goto fn_exit;
+
+    MPIR_Datatype_is_contig(datatype, &contig);
+    MPIR_Datatype_get_extent_macro(datatype, extent);
+    MPIR_Type_get_true_extent_impl(datatype, &true_lb, &true_extent);
+    if (contig && (count == 1 || extent == size) && esize == eextent) {
+        /* the user's bytes already are the packed elements */
+        if (sendbuf != MPI_IN_PLACE)
+            b->sendbuf = (const char *) sendbuf + true_lb;
+        if (recvbuf)
+            b->recvbuf = (char *) recvbuf + true_lb;
+        goto fn_exit;
+    }
+
+    /* one temporary holds this process' contribution and, in place, the
+     * result; eextent-strided, so pair types keep their layout */
+    b->tmp = MPL_malloc(MPL_MAX(b->count * eextent, 1), MPL_MEM_COLL);
+    MPIR_ERR_CHKANDJUMP1(b->tmp == NULL, mpi_errno, MPI_ERR_OTHER, "**nomemreq",
+                         "**nomemreq %d", (int) MPL_MIN(b->count * eextent, INT_MAX));
+    mpi_errno = MPIR_Localcopy(sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf, count, datatype,
+                              b->tmp, b->count, et);
+    MPIR_ERR_CHECK(mpi_errno);
+    if (has_result) {
+        b->sendbuf = MPI_IN_PLACE;
+        b->recvbuf = b->tmp;
+    } else {
+        b->sendbuf = b->tmp;
+        b->recvbuf = NULL;
+    }
+
+  fn_exit:
+    return mpi_errno;
+  fn_fail:
+    MPL_free(b->tmp);
+    b->tmp = NULL;
+    goto fn_exit;
+}
+
+int MPIR_Topo_basic_finish(MPIR_Topo_basic_t * b, int mpi_errno_in)
+{
+    int mpi_errno = MPI_SUCCESS;
+
+    if (b->tmp && b->has_result && mpi_errno_in == MPI_SUCCESS)
+        mpi_errno = MPIR_Localcopy(b->tmp, b->count, b->type, b->user_recvbuf, b->user_count,
+                                   b->user_type);
+    MPL_free(b->tmp);
+    b->tmp = NULL;
+    return mpi_errno_in ? mpi_errno_in : mpi_errno;
+}
+
+/* MPICH's release_gather reduce and allreduce (CH4 POSIX) run on
+ * predefined types only: derived ones are staged as above; types without a
+ * single predefined type go to MPICH's network algorithms, which call the
+ * operation on each process' own layout.  A process that cannot allocate
+ * its staging buffer returns the error; the others then wait for it. */
+static int as_basic(const void *sendbuf, void *recvbuf, MPI_Aint count, MPI_Datatype datatype,
+                    MPI_Op op, int root, MPIR_Comm * comm, MPIR_Errflag_t * errflag,
+                    MPIR_Topo_reduce_fn reduce_fn, MPIR_Topo_allreduce_fn allreduce_fn)
+{
+    int mpi_errno;
+    MPIR_Topo_basic_t b;
+
+    mpi_errno = MPIR_Topo_basic_start(sendbuf, recvbuf, count, datatype,
+                                      allreduce_fn || comm->rank == root, &b);
+    if (mpi_errno)
+        return mpi_errno;
+    if (b.type == MPI_DATATYPE_NULL)
+        return allreduce_fn ?
+            MPIR_Allreduce_impl(sendbuf, recvbuf, count, datatype, op, comm, errflag) :
+            MPIR_Reduce_impl(sendbuf, recvbuf, count, datatype, op, root, comm, errflag);
+    if (allreduce_fn)
+        mpi_errno = allreduce_fn(b.sendbuf, b.recvbuf, b.count, b.type, op, comm, errflag);
+    else
+        mpi_errno = reduce_fn(b.sendbuf, b.recvbuf, b.count, b.type, op, root, comm, errflag);
+    return MPIR_Topo_basic_finish(&b, mpi_errno);
+}
+
+int MPIR_Topo_reduce_as_basic(const void *sendbuf, void *recvbuf, MPI_Aint count,
+                              MPI_Datatype datatype, MPI_Op op, int root, MPIR_Comm * comm,
+                              MPIR_Errflag_t * errflag, MPIR_Topo_reduce_fn fn)
+{
+    return as_basic(sendbuf, recvbuf, count, datatype, op, root, comm, errflag, fn, NULL);
+}
+
+int MPIR_Topo_allreduce_as_basic(const void *sendbuf, void *recvbuf, MPI_Aint count,
+                                 MPI_Datatype datatype, MPI_Op op, MPIR_Comm * comm,
+                                 MPIR_Errflag_t * errflag, MPIR_Topo_allreduce_fn fn)
+{
+    return as_basic(sendbuf, recvbuf, count, datatype, op, -1, comm, errflag, NULL, fn);
+}

@@ -79,12 +79,13 @@ static int allgather_segment(MPIDI_Topo_engine_t * e, const MPIDI_Topo_tbuf_t * 
     int p = comm->local_size, nn = e->nnodes, k = e->k, n = e->node, g = e->group;
     int L = e->local_size, mypos = l->pos[comm->rank];
     MPI_Aint c = (MPI_Aint) (e->slot_size / p), R = (m + c - 1) / c;
-    uint64_t base = e->round;
+    uint64_t base;
     MPIDI_Topo_ctrl_t *me = MPIDI_TOPO_CTRL(e, e->local_rank);
     MPI_Aint *counts = NULL, *displs = NULL;
     MPIR_CHKLMEM_DECL(2);
 
-    e->round += R;
+    mpi_errno = MPIDI_Topo_rounds(e, R, &base, errflag);
+    MPIR_ERR_CHECK(mpi_errno);
     if (multileader && e->leader_comm) {
         MPIR_CHKLMEM_MALLOC(counts, MPI_Aint *, nn * sizeof(MPI_Aint), mpi_errno, "counts",
                             MPL_MEM_COLL);
@@ -100,7 +101,7 @@ static int allgather_segment(MPIDI_Topo_engine_t * e, const MPIDI_Topo_tbuf_t * 
         if (r > MPIDI_TOPO_NSLOTS)
             MPIDI_TOPO_WAIT_ALL(e, done, 0, L, r - MPIDI_TOPO_NSLOTS);
         mpi_errno = MPIDI_Topo_tbuf_pack(sb, off, slot + mypos * len, len);
-        MPIR_ERR_CHECK(mpi_errno);
+        MPIDI_TOPO_LOCAL_ERR(e, mpi_errno, mpi_errno_ret, errflag);
         MPIDI_TOPO_SHARED_DEFINED(slot + mypos * len, len);
         MPL_atomic_release_store_uint64(&me->arrive, r);
 
@@ -150,7 +151,7 @@ static int allgather_segment(MPIDI_Topo_engine_t * e, const MPIDI_Topo_tbuf_t * 
                 for (int q = l->group_start[x * k + gg]; q < l->group_start[x * k + gg + 1]; q++) {
                     mpi_errno = MPIDI_Topo_tbuf_unpack(rb, (MPI_Aint) l->order[q] * m + off,
                                                        slot + q * len, len);
-                    MPIR_ERR_CHECK(mpi_errno);
+                    MPIDI_TOPO_LOCAL_ERR(e, mpi_errno, mpi_errno_ret, errflag);
                 }
             }
         }
@@ -159,7 +160,7 @@ static int allgather_segment(MPIDI_Topo_engine_t * e, const MPIDI_Topo_tbuf_t * 
 
   fn_exit:
     MPIR_CHKLMEM_FREEALL();
-    return mpi_errno_ret ? mpi_errno_ret : mpi_errno;
+    return MPIDI_Topo_check_node(e, mpi_errno_ret ? mpi_errno_ret : mpi_errno, errflag);
   fn_fail:
     goto fn_exit;
 }
@@ -173,12 +174,15 @@ static int allgather_direct(MPIDI_Topo_engine_t * e, char *recv, MPI_Aint m, MPI
     const MPIR_Topo_layout_t *l = e->layout;
     int nn = e->nnodes, k = e->k, n = e->node, g = e->group, L = e->local_size;
     int nstart = l->node_start[n];
-    uint64_t r = ++e->round;
+    uint64_t r;
     MPIDI_Topo_ctrl_t *me = MPIDI_TOPO_CTRL(e, e->local_rank);
     int leading = e->is_leader && nn > 1;
     MPIR_Request **reqs = NULL;
     MPIR_CHKLMEM_DECL(1);
 
+    mpi_errno = MPIDI_Topo_rounds(e, 1, &r, errflag);
+    MPIR_ERR_CHECK(mpi_errno);
+    r++;
     me->addr = (uint64_t) (uintptr_t) recv;
     MPL_atomic_release_store_uint64(&me->arrive, r);
 
@@ -198,7 +202,7 @@ static int allgather_direct(MPIDI_Topo_engine_t * e, char *recv, MPI_Aint m, MPI
                 continue;
             MPIDI_TOPO_WAIT_GE(e, &xc->arrive, r);
             mpi_errno = MPIDI_Topo_cma_read(e, loc, recv + rk * m, xc->addr + rk * m, m);
-            MPIR_ERR_CHECK(mpi_errno);
+            MPIDI_TOPO_LOCAL_ERR(e, mpi_errno, mpi_errno_ret, errflag);
         }
         MPL_atomic_release_store_uint64(&me->avail, MPIDI_TOPO_PROG(r, 1));
         for (int s = 1; s < nn; s++) {
@@ -227,7 +231,7 @@ static int allgather_direct(MPIDI_Topo_engine_t * e, char *recv, MPI_Aint m, MPI
             continue;
         MPIDI_TOPO_WAIT_GE(e, &xc->arrive, r);
         mpi_errno = MPIDI_Topo_cma_read(e, loc, recv + rk * m, xc->addr + rk * m, m);
-        MPIR_ERR_CHECK(mpi_errno);
+        MPIDI_TOPO_LOCAL_ERR(e, mpi_errno, mpi_errno_ret, errflag);
     }
     /* other nodes' blocks, from the leader that brought them */
     for (int s = 2; s <= nn; s++) {
@@ -241,7 +245,7 @@ static int allgather_direct(MPIDI_Topo_engine_t * e, char *recv, MPI_Aint m, MPI
             for (int q = l->group_start[x * k + gg]; q < l->group_start[x * k + gg + 1]; q++) {
                 int rk = l->order[q];
                 mpi_errno = MPIDI_Topo_cma_read(e, ll, recv + rk * m, lc->addr + rk * m, m);
-                MPIR_ERR_CHECK(mpi_errno);
+                MPIDI_TOPO_LOCAL_ERR(e, mpi_errno, mpi_errno_ret, errflag);
             }
         }
     }
@@ -250,7 +254,7 @@ static int allgather_direct(MPIDI_Topo_engine_t * e, char *recv, MPI_Aint m, MPI
 
   fn_exit:
     MPIR_CHKLMEM_FREEALL();
-    return mpi_errno_ret ? mpi_errno_ret : mpi_errno;
+    return MPIDI_Topo_check_node(e, mpi_errno_ret ? mpi_errno_ret : mpi_errno, errflag);
   fn_fail:
     goto fn_exit;
 }

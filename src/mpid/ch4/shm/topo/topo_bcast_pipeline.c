@@ -49,11 +49,12 @@ static int bcast_segment(MPIDI_Topo_engine_t * e, const MPIDI_Topo_tbuf_t * tb, 
     int parent = -1, nchildren = 0, children[32];
     int L = e->local_size;
     MPI_Aint chunk = e->slot_size, R = (m + chunk - 1) / chunk;
-    uint64_t base = e->round;
+    uint64_t base;
     MPIDI_Topo_ctrl_t *me = MPIDI_TOPO_CTRL(e, e->local_rank);
-    MPIR_Request *reqs[33];
+    MPIR_Request *reqs[33] = { NULL };
 
-    e->round += R;
+    mpi_errno = MPIDI_Topo_rounds(e, R, &base, errflag);
+    MPIR_ERR_CHECK(mpi_errno);
     if (e->leader_comm)
         node_tree(e->nnodes, e->node, root_node, &parent, children, &nchildren);
 
@@ -70,7 +71,7 @@ static int bcast_segment(MPIDI_Topo_engine_t * e, const MPIDI_Topo_tbuf_t * tb, 
             if (r > MPIDI_TOPO_NSLOTS)
                 MPIDI_TOPO_WAIT_ALL(e, done, 0, L, r - MPIDI_TOPO_NSLOTS);
             mpi_errno = MPIDI_Topo_tbuf_pack(tb, off, slot, len);
-            MPIR_ERR_CHECK(mpi_errno);
+            MPIDI_TOPO_LOCAL_ERR(e, mpi_errno, mpi_errno_ret, errflag);
             MPIDI_TOPO_SHARED_DEFINED(slot, len);
             MPL_atomic_release_store_uint64(&me->arrive, r);
         }
@@ -88,11 +89,12 @@ static int bcast_segment(MPIDI_Topo_engine_t * e, const MPIDI_Topo_tbuf_t * tb, 
             }
             MPL_atomic_release_store_uint64(&me->avail, MPIDI_TOPO_PROG(r, 1));
             for (int c = 0; c < nchildren; c++) {
+                reqs[nreq] = NULL;
                 mpi_errno = MPIC_Isend(slot, len, MPI_BYTE, children[c], MPIR_BCAST_TAG,
-                                       e->leader_comm, &reqs[nreq++], errflag);
+                                       e->leader_comm, &reqs[nreq], errflag);
                 MPIDI_TOPO_COLL_ERR(mpi_errno, mpi_errno_ret, errflag);
-                if (reqs[nreq - 1] == NULL)
-                    nreq--;
+                if (reqs[nreq])
+                    nreq++;
             }
         }
         if (!am_root) {
@@ -101,7 +103,7 @@ static int bcast_segment(MPIDI_Topo_engine_t * e, const MPIDI_Topo_tbuf_t * tb, 
             else
                 MPIDI_TOPO_WAIT_GE(e, &MPIDI_TOPO_CTRL(e, owner)->avail, MPIDI_TOPO_PROG(r, 1));
             mpi_errno = MPIDI_Topo_tbuf_unpack(tb, off, slot, len);
-            MPIR_ERR_CHECK(mpi_errno);
+            MPIDI_TOPO_LOCAL_ERR(e, mpi_errno, mpi_errno_ret, errflag);
         }
         if (nreq) {
             mpi_errno = MPIDI_Topo_waitall(e, nreq, reqs, errflag);
@@ -111,10 +113,15 @@ static int bcast_segment(MPIDI_Topo_engine_t * e, const MPIDI_Topo_tbuf_t * tb, 
     }
 
   fn_exit:
-    return mpi_errno_ret ? mpi_errno_ret : mpi_errno;
+    return MPIDI_Topo_check_node(e, mpi_errno_ret ? mpi_errno_ret : mpi_errno, errflag);
   fn_fail:
     goto fn_exit;
 }
+
+/* Chunks a leader has in flight in direct mode: receives posted ahead, and
+ * sends not yet completed, per child.  Bounded so that a large message in
+ * small chunks does not post thousands of requests at once. */
+#define MPIDI_TOPO_BCAST_WINDOW 16
 
 static int bcast_direct(MPIDI_Topo_engine_t * e, char *buf, MPI_Aint m, int root,
                         MPIR_Comm * comm, MPIR_Errflag_t * errflag)
@@ -125,79 +132,93 @@ static int bcast_direct(MPIDI_Topo_engine_t * e, char *buf, MPI_Aint m, int root
     int root_local = e->layout->pos[root] - e->layout->node_start[root_node];
     int parent = -1, nchildren = 0, children[32];
     int L = e->local_size, k = e->k;
-    MPI_Aint chunk = e->slot_size, R = (m + chunk - 1) / chunk, nmine = 0;
-    uint64_t r = ++e->round;
+    MPI_Aint chunk = e->slot_size, R = (m + chunk - 1) / chunk, nmine = 0, nposted = 0;
+    /* chunk i is announced in round base + 1 + i / k, one step each, so
+     * that no counter ever carries more than one step per round */
+    MPI_Aint J = (R + k - 1) / k;
+    uint64_t base, first, last;
     MPIDI_Topo_ctrl_t *me = MPIDI_TOPO_CTRL(e, e->local_rank);
-    MPIR_Request **rreqs = NULL, **sreqs = NULL;
-    int nsreq = 0;
-    MPIR_CHKLMEM_DECL(2);
+    MPIR_Request *rreqs[MPIDI_TOPO_BCAST_WINDOW] = { NULL };
+    MPIR_Request *sreqs[MPIDI_TOPO_BCAST_WINDOW * 32] = { NULL };
+    int recv_from_parent;
 
+    mpi_errno = MPIDI_Topo_rounds(e, J, &base, errflag);
+    if (mpi_errno)
+        return mpi_errno;
+    first = base + 1;
+    last = base + J;
     if (e->leader_comm) {
         node_tree(e->nnodes, e->node, root_node, &parent, children, &nchildren);
         nmine = (R - e->group + k - 1) / k;
     }
-    MPIR_CHKLMEM_MALLOC(rreqs, MPIR_Request **, (nmine + 1) * sizeof(MPIR_Request *), mpi_errno,
-                        "recv requests", MPL_MEM_COLL);
-    MPIR_CHKLMEM_MALLOC(sreqs, MPIR_Request **, (nmine * nchildren + 1) * sizeof(MPIR_Request *),
-                        mpi_errno, "send requests", MPL_MEM_COLL);
+    recv_from_parent = nmine && e->node != root_node;
 
     me->addr = (uint64_t) (uintptr_t) buf;
-    MPL_atomic_release_store_uint64(&me->arrive, r);
-
-    /* a leader off the root's node pre-posts the receives of all its chunks */
-    if (nmine && e->node != root_node) {
-        for (MPI_Aint j = 0; j < nmine; j++) {
-            MPI_Aint i = e->group + j * k, off = i * chunk;
-            mpi_errno = MPIC_Irecv(buf + off, MPL_MIN(chunk, m - off), MPI_BYTE, parent,
-                                   MPIR_BCAST_TAG, e->leader_comm, &rreqs[j]);
-            MPIR_ERR_CHECK(mpi_errno);
-        }
-    }
+    MPL_atomic_release_store_uint64(&me->arrive, first);
 
     for (MPI_Aint i = 0; i < R; i++) {
-        MPI_Aint off = i * chunk, len = MPL_MIN(chunk, m - off);
+        MPI_Aint off = i * chunk, len = MPL_MIN(chunk, m - off), j = i / k;
         int g = (int) (i % k);
         int owner = e->leader_local[g];
         int mine = nmine && e->group == g;
 
         if (mine) {
-            if (e->node != root_node) {
-                mpi_errno = MPIDI_Topo_waitall(e, 1, &rreqs[i / k], errflag);
+            MPIR_Request **sw = &sreqs[(j % MPIDI_TOPO_BCAST_WINDOW) * nchildren];
+            if (recv_from_parent) {
+                /* keep the window of receives full, then take chunk j */
+                for (; nposted < nmine && nposted < j + MPIDI_TOPO_BCAST_WINDOW; nposted++) {
+                    MPI_Aint o = (e->group + nposted * k) * chunk;
+                    mpi_errno = MPIC_Irecv(buf + o, MPL_MIN(chunk, m - o), MPI_BYTE, parent,
+                                           MPIR_BCAST_TAG, e->leader_comm,
+                                           &rreqs[nposted % MPIDI_TOPO_BCAST_WINDOW]);
+                    MPIR_ERR_CHECK(mpi_errno);
+                }
+                mpi_errno = MPIDI_Topo_waitall(e, 1, &rreqs[j % MPIDI_TOPO_BCAST_WINDOW],
+                                               errflag);
                 MPIDI_TOPO_COLL_ERR(mpi_errno, mpi_errno_ret, errflag);
-                MPL_atomic_release_store_uint64(&me->avail, MPIDI_TOPO_PROG(r, i / k + 1));
+                MPL_atomic_release_store_uint64(&me->avail, MPIDI_TOPO_PROG(first + j, 1));
             } else if (!am_root) {
                 MPIDI_Topo_ctrl_t *rc = MPIDI_TOPO_CTRL(e, root_local);
-                MPIDI_TOPO_WAIT_GE(e, &rc->arrive, r);
+                MPIDI_TOPO_WAIT_GE(e, &rc->arrive, first);
                 mpi_errno = MPIDI_Topo_cma_read(e, root_local, buf + off, rc->addr + off, len);
-                MPIR_ERR_CHECK(mpi_errno);
+                MPIDI_TOPO_LOCAL_ERR(e, mpi_errno, mpi_errno_ret, errflag);
             }
+            /* this window entry's sends, chunk j - WINDOW's, are done first */
+            mpi_errno = MPIDI_Topo_waitall(e, nchildren, sw, errflag);
+            MPIDI_TOPO_COLL_ERR(mpi_errno, mpi_errno_ret, errflag);
             for (int c = 0; c < nchildren; c++) {
                 mpi_errno = MPIC_Isend(buf + off, len, MPI_BYTE, children[c], MPIR_BCAST_TAG,
-                                       e->leader_comm, &sreqs[nsreq++], errflag);
+                                       e->leader_comm, &sw[c], errflag);
                 MPIDI_TOPO_COLL_ERR(mpi_errno, mpi_errno_ret, errflag);
             }
         } else if (!am_root) {
             int src = e->node == root_node ? root_local : owner;
             MPIDI_Topo_ctrl_t *sc = MPIDI_TOPO_CTRL(e, src);
             if (e->node == root_node)
-                MPIDI_TOPO_WAIT_GE(e, &sc->arrive, r);
+                MPIDI_TOPO_WAIT_GE(e, &sc->arrive, first);
             else
-                MPIDI_TOPO_WAIT_GE(e, &sc->avail, MPIDI_TOPO_PROG(r, i / k + 1));
+                MPIDI_TOPO_WAIT_GE(e, &sc->avail, MPIDI_TOPO_PROG(first + j, 1));
             mpi_errno = MPIDI_Topo_cma_read(e, src, buf + off, sc->addr + off, len);
-            MPIR_ERR_CHECK(mpi_errno);
+            MPIDI_TOPO_LOCAL_ERR(e, mpi_errno, mpi_errno_ret, errflag);
         }
     }
-    if (nsreq) {
-        mpi_errno = MPIDI_Topo_waitall(e, nsreq, sreqs, errflag);
-        MPIDI_TOPO_COLL_ERR(mpi_errno, mpi_errno_ret, errflag);
-    }
-    /* others read from our buffers: leave only when all local copies ended */
-    MPL_atomic_release_store_uint64(&me->done, r);
-    MPIDI_TOPO_WAIT_ALL(e, done, 0, L, r);
 
   fn_exit:
-    MPIR_CHKLMEM_FREEALL();
-    return mpi_errno_ret ? mpi_errno_ret : mpi_errno;
+    /* pending requests are completed on every path (after an error too:
+     * receives posted ahead are cancelled first) */
+    for (int w = 0; w < MPIDI_TOPO_BCAST_WINDOW; w++)
+        if (rreqs[w] && mpi_errno)
+            MPIR_Cancel_impl(rreqs[w]);
+    {
+        int err = MPIDI_Topo_waitall(e, MPIDI_TOPO_BCAST_WINDOW, rreqs, errflag);
+        MPIDI_TOPO_COLL_ERR(err, mpi_errno_ret, errflag);
+        err = MPIDI_Topo_waitall(e, MPIDI_TOPO_BCAST_WINDOW * nchildren, sreqs, errflag);
+        MPIDI_TOPO_COLL_ERR(err, mpi_errno_ret, errflag);
+    }
+    /* others read from our buffers: leave only when all local copies ended */
+    MPL_atomic_release_store_uint64(&me->done, last);
+    MPIDI_TOPO_WAIT_ALL(e, done, 0, L, last);
+    return MPIDI_Topo_check_node(e, mpi_errno_ret ? mpi_errno_ret : mpi_errno, errflag);
   fn_fail:
     goto fn_exit;
 }

@@ -5,6 +5,7 @@
 #include "topo_engine.h"
 #include "mpidu_shm.h"
 #include <sched.h>
+#include <stdio.h>
 #include <sys/uio.h>
 #include <sys/prctl.h>
 #include <unistd.h>
@@ -74,6 +75,29 @@ cvars:
         leader's copy-in and the readers' copy-out overlap, was faster at
         every size up to 32 MiB.
 
+    - name        : MPIR_CVAR_TOPO_CMA
+      category    : TOPO
+      type        : enum
+      default     : auto
+      class       : none
+      verbosity   : MPI_T_VERBOSITY_USER_BASIC
+      scope       : MPI_T_SCOPE_ALL_EQ
+      description : |-
+        Whether the engine may copy between local processes with Linux CMA
+        (process_vm_readv), for the sizes MPIR_CVAR_TOPO_CMA_THRESHOLD and
+        MPIR_CVAR_TOPO_BCAST_CMA_THRESHOLD give.
+        auto - where the kernel allows it as is: no Yama, or Yama's
+               kernel.yama.ptrace_scope 0. Under ptrace_scope 1 a process
+               may only read a sibling's memory once the sibling declares
+               every process a permitted tracer, which lets any process
+               of the same user ptrace it: auto does not do that, and
+               copies through shared memory instead.
+        on   - also under ptrace_scope 1, by declaring any process of the
+               user a permitted tracer (PR_SET_PTRACER_ANY) while the
+               communicator lives: only where the other processes of the
+               user on the node are trusted.
+        off  - never; copies always go through shared memory.
+
     - name        : MPIR_CVAR_TOPO_SPINS_BEFORE_YIELD
       category    : TOPO
       type        : int
@@ -86,12 +110,25 @@ cvars:
         sched_yield (rounded up to a power of two). -1 (default): 0 when the
         node runs more processes than it has cores, 16384 otherwise.
 
+    - name        : MPIR_CVAR_TOPO_DEBUG_ROUNDS_LEFT
+      category    : TOPO
+      type        : int
+      default     : 0
+      class       : none
+      verbosity   : MPI_T_VERBOSITY_MPIDEV_DETAIL
+      scope       : MPI_T_SCOPE_ALL_EQ
+      description : >-
+        For testing only: a communicator's engine starts counting its
+        pipeline rounds this many below the limit (2^43) at which every
+        local process resets its counters and counting starts from 0 again,
+        so that tests reach the reset. 0 (default) starts from 0.
+
 === END_MPI_T_CVAR_INFO_BLOCK ===
 */
 
 /* ---- waiting ---------------------------------------------------------- */
 
-void MPIDI_Topo_pause(MPIDI_Topo_engine_t * e, unsigned spins)
+int MPIDI_Topo_pause(MPIDI_Topo_engine_t * e, unsigned spins)
 {
     MPID_Progress_test(NULL);
 #if MPICH_THREAD_GRANULARITY == MPICH_THREAD_GRANULARITY__GLOBAL
@@ -101,12 +138,22 @@ void MPIDI_Topo_pause(MPIDI_Topo_engine_t * e, unsigned spins)
 #endif
     if ((spins & e->yield_mask) == 0)
         sched_yield();
+    return e->node_failed && MPL_atomic_acquire_load_uint64(e->node_failed) != 0;
+}
+
+int MPIDI_Topo_check_node(MPIDI_Topo_engine_t * e, int mpi_errno_ret, MPIR_Errflag_t * errflag)
+{
+    if (e && e->node_failed && MPL_atomic_acquire_load_uint64(e->node_failed) && !mpi_errno_ret) {
+        *errflag = MPIR_ERR_OTHER;
+        MPIR_ERR_SET(mpi_errno_ret, MPI_ERR_OTHER, "**topo_peer_failed");
+    }
+    return mpi_errno_ret;
 }
 
 void MPIDI_Topo_wait_all(MPIDI_Topo_engine_t * e, size_t field_offset, int lo, int hi,
                          uint64_t value)
 {
-    for (int i = lo; i < hi; i++) {
+    for (int i = lo; i < hi && !MPL_atomic_acquire_load_uint64(e->node_failed); i++) {
         MPL_atomic_uint64_t *c = (MPL_atomic_uint64_t *) ((char *) MPIDI_TOPO_CTRL(e, i) +
                                                           field_offset);
         MPIDI_TOPO_WAIT_GE(e, c, value);
@@ -123,9 +170,10 @@ int MPIDI_Topo_waitall(MPIDI_Topo_engine_t * e, int n, MPIR_Request ** reqs,
         MPIR_Request *req = reqs[i];
         if (req == NULL)
             continue;
-        /* only progress completes a request: poll at every turn */
+        /* only progress completes a request: poll at every turn (after a
+         * local failure too: every process still sends its messages) */
         while (!MPIR_Request_is_complete(req))
-            MPIDI_Topo_pause(e, ++spins);
+            (void) MPIDI_Topo_pause(e, ++spins);
         if (req->kind == MPIR_REQUEST_KIND__RECV)
             MPIR_Process_status(&req->status, errflag);
         mpi_errno = req->status.MPI_ERROR;
@@ -134,6 +182,34 @@ int MPIDI_Topo_waitall(MPIDI_Topo_engine_t * e, int n, MPIR_Request ** reqs,
         reqs[i] = NULL;
     }
     return mpi_errno_ret;
+}
+
+int MPIDI_Topo_rounds(MPIDI_Topo_engine_t * e, uint64_t n, uint64_t * base,
+                      MPIR_Errflag_t * errflag)
+{
+    int mpi_errno = MPI_SUCCESS;
+
+    if (e->round + n >= MPIDI_TOPO_MAX_ROUND) {
+        MPIDI_Topo_ctrl_t *me = MPIDI_TOPO_CTRL(e, e->local_rank);
+
+        mpi_errno = MPIR_Barrier_impl(e->node_comm, errflag);
+        MPIR_ERR_CHECK(mpi_errno);
+        MPL_atomic_relaxed_store_uint64(&me->arrive, 0);
+        MPL_atomic_relaxed_store_uint64(&me->done, 0);
+        MPL_atomic_relaxed_store_uint64(&me->avail, 0);
+        MPL_atomic_relaxed_store_uint64(&me->reduced, 0);
+        e->round = 0;
+        e->all_arrived = 0;
+        /* (the barrier orders the stores before anyone's next wait) */
+        mpi_errno = MPIR_Barrier_impl(e->node_comm, errflag);
+        MPIR_ERR_CHECK(mpi_errno);
+    }
+    *base = e->round;
+    e->round += n;
+  fn_exit:
+    return mpi_errno;
+  fn_fail:
+    goto fn_exit;
 }
 
 /* ---- kernel-assisted copies ------------------------------------------- */
@@ -217,6 +293,7 @@ static void engine_free(void *ptr)
 {
     MPIDI_Topo_engine_t *e = ptr;
 
+    ptracer_release(e);
     if (e->seg)
         MPIDU_shm_free(e->seg);
     if (e->budget && MPIDI_POSIX_shm_limit_counter)
@@ -239,28 +316,74 @@ static int mark_internal(MPIR_Comm * comm)
     return MPI_SUCCESS;
 }
 
+/* Yama's kernel.yama.ptrace_scope, -1 without Yama */
+static int yama_ptrace_scope(void)
+{
+    int scope = -1;
+    FILE *f = fopen("/proc/sys/kernel/yama/ptrace_scope", "r");
+
+    if (f) {
+        if (fscanf(f, "%d", &scope) != 1)
+            scope = -1;
+        fclose(f);
+    }
+    return scope;
+}
+
+/* engines of this process that declared every process a permitted tracer:
+ * the declaration is withdrawn with the last one */
+static int ptracer_any_users;
+
+static void ptracer_release(MPIDI_Topo_engine_t * e)
+{
+#if defined(PR_SET_PTRACER)
+    if (e->ptracer_any && --ptracer_any_users == 0)
+        prctl(PR_SET_PTRACER, 0, 0, 0, 0);
+#endif
+    e->ptracer_any = 0;
+}
+
+/* Whether CMA may be tried here (MPIR_CVAR_TOPO_CMA), declaring every
+ * process a permitted tracer where Yama needs that and the user allowed it */
+static int cma_allowed(MPIDI_Topo_engine_t * e)
+{
+    int scope;
+
+    if (MPIR_CVAR_TOPO_CMA == MPIR_CVAR_TOPO_CMA_off)
+        return 0;
+    scope = yama_ptrace_scope();
+    if (scope <= 0)
+        return 1;
+    if (scope > 1 || MPIR_CVAR_TOPO_CMA != MPIR_CVAR_TOPO_CMA_on)
+        return 0;       /* scope 2 and 3: only CAP_SYS_PTRACE, or nobody */
+#if defined(PR_SET_PTRACER) && defined(PR_SET_PTRACER_ANY)
+    if (prctl(PR_SET_PTRACER, PR_SET_PTRACER_ANY, 0, 0, 0) != 0)
+        return 0;
+    e->ptracer_any = 1;
+    ptracer_any_users++;
+    return 1;
+#else
+    return 0;
+#endif
+}
+
 /* Can this process read its right neighbour's memory with CMA? */
 static int probe_cma(MPIDI_Topo_engine_t * e, MPIR_Errflag_t * errflag)
 {
     int mpi_errno = MPI_SUCCESS;
     volatile uint64_t magic = 0x746f706f636d6121ULL ^ (uint64_t) getpid();
     uint64_t got = 0;
-    int ok = 1, all_ok = 0;
+    int ok = cma_allowed(e), all_ok = 0;
     int right = (e->local_rank + 1) % e->local_size;
     MPIDI_Topo_ctrl_t *me = MPIDI_TOPO_CTRL(e, e->local_rank);
 
-#if defined(PR_SET_PTRACER) && defined(PR_SET_PTRACER_ANY)
-    /* Yama (ptrace_scope 1) allows CMA only from a declared tracer; the
-     * readers are our sibling processes */
-    prctl(PR_SET_PTRACER, PR_SET_PTRACER_ANY, 0, 0, 0);
-#endif
     me->addr = (uint64_t) (uintptr_t) & magic;
     mpi_errno = MPIR_Barrier_impl(e->node_comm, errflag);
     MPIR_ERR_CHECK(mpi_errno);
     {
         MPIDI_Topo_ctrl_t *rc = MPIDI_TOPO_CTRL(e, right);
         struct iovec l = { &got, sizeof(got) }, r = { (void *) (uintptr_t) rc->addr, sizeof(got) };
-        if (process_vm_readv((pid_t) rc->pid, &l, 1, &r, 1, 0) != (ssize_t) sizeof(got) ||
+        if (!ok || process_vm_readv((pid_t) rc->pid, &l, 1, &r, 1, 0) != (ssize_t) sizeof(got) ||
             got != (0x746f706f636d6121ULL ^ rc->pid))
             ok = 0;
     }
@@ -268,6 +391,8 @@ static int probe_cma(MPIDI_Topo_engine_t * e, MPIR_Errflag_t * errflag)
     mpi_errno = MPIR_Allreduce_impl(&ok, &all_ok, 1, MPI_INT, MPI_MIN, e->node_comm, errflag);
     MPIR_ERR_CHECK(mpi_errno);
     e->cma = all_ok;
+    if (!all_ok)
+        ptracer_release(e);
   fn_exit:
     return mpi_errno;
   fn_fail:
@@ -296,6 +421,10 @@ static int engine_setup(MPIR_Comm * comm, MPIR_Topo_comm_t * topo, MPIDI_Topo_en
     e->local_size = l->node_start[e->node + 1] - l->node_start[e->node];
     for (int x = 0; x < e->nnodes; x++)
         e->max_local_size = MPL_MAX(e->max_local_size, l->node_start[x + 1] - l->node_start[x]);
+    if (e->nnodes > MPIDI_TOPO_MAX_STEPS) {
+        e->why_not = "it spans more nodes than its progress counters can step through";
+        goto fn_exit;
+    }
     if (e->max_local_size == 1) {
         /* no shared-memory stage: the algorithms run their network step on
          * comm itself, so no sub-communicators or segment are needed */
@@ -347,7 +476,8 @@ static int engine_setup(MPIR_Comm * comm, MPIR_Topo_comm_t * topo, MPIDI_Topo_en
     if (e->slot_size < (size_t) comm->local_size * 64)
         e->slot_size = (size_t) comm->local_size * 64;
     e->slot_size = (e->slot_size + 63) & ~(size_t) 63;
-    ctrl_bytes = ((size_t) e->local_size * MPIDI_TOPO_CTRL_SIZE + pg - 1) / pg * pg;
+    /* one control block per local process, then the node's failure word */
+    ctrl_bytes = ((size_t) (e->local_size + 1) * MPIDI_TOPO_CTRL_SIZE + pg - 1) / pg * pg;
     e->seg_size = ctrl_bytes + MPIDI_TOPO_NSLOTS * e->slot_size;
     if (e->local_rank == 0) {
         uint64_t used = MPIDI_POSIX_shm_limit_counter ?
@@ -380,8 +510,18 @@ static int engine_setup(MPIR_Comm * comm, MPIR_Topo_comm_t * topo, MPIDI_Topo_en
         goto fn_exit;
     }
     e->ctrl_base = e->seg;
+    e->node_failed = &MPIDI_TOPO_CTRL(e, e->local_size)->arrive;
     e->data = (char *) e->seg + ctrl_bytes;
     MPIDI_TOPO_CTRL(e, e->local_rank)->pid = (uint64_t) getpid();
+    if (MPIR_CVAR_TOPO_DEBUG_ROUNDS_LEFT > 0) {
+        MPIDI_Topo_ctrl_t *me = MPIDI_TOPO_CTRL(e, e->local_rank);
+        e->round = MPIDI_TOPO_MAX_ROUND - (uint64_t) MPIR_CVAR_TOPO_DEBUG_ROUNDS_LEFT;
+        e->all_arrived = e->round;
+        MPL_atomic_relaxed_store_uint64(&me->arrive, e->round);
+        MPL_atomic_relaxed_store_uint64(&me->done, e->round);
+        MPL_atomic_relaxed_store_uint64(&me->avail, MPIDI_TOPO_PROG(e->round, 0));
+        MPL_atomic_relaxed_store_uint64(&me->reduced, e->round);
+    }
 
     ncpus = sysconf(_SC_NPROCESSORS_ONLN);
     if (MPIR_CVAR_TOPO_SPINS_BEFORE_YIELD >= 0)
@@ -403,7 +543,8 @@ static int engine_setup(MPIR_Comm * comm, MPIR_Topo_comm_t * topo, MPIDI_Topo_en
     e->poll_mask = MPL_MIN(e->is_leader && e->nnodes > 1 ? 63 : 1023, e->yield_mask);
 
     /* publishes pids and zeroed counters before anyone reads them */
-    use_cma = MPIR_CVAR_TOPO_CMA_THRESHOLD >= 0 || MPIR_CVAR_TOPO_BCAST_CMA_THRESHOLD >= 0;
+    use_cma = MPIR_CVAR_TOPO_CMA != MPIR_CVAR_TOPO_CMA_off &&
+        (MPIR_CVAR_TOPO_CMA_THRESHOLD >= 0 || MPIR_CVAR_TOPO_BCAST_CMA_THRESHOLD >= 0);
     if (e->local_size > 1 && use_cma) {
         mpi_errno = probe_cma(e, errflag);
         MPIR_ERR_CHECK(mpi_errno);
@@ -420,6 +561,8 @@ static int engine_setup(MPIR_Comm * comm, MPIR_Topo_comm_t * topo, MPIDI_Topo_en
         mpi_errno = MPIR_Allreduce_impl(&cma, &all_cma, 1, MPI_INT, MPI_MIN, comm, errflag);
         MPIR_ERR_CHECK(mpi_errno);
         e->cma = all_cma && use_cma;
+        if (!e->cma)
+            ptracer_release(e);
     }
 
   fn_exit:

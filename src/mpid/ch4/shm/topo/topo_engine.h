@@ -42,8 +42,13 @@
 
 #define MPIDI_TOPO_CTRL_SIZE 128        /* two cache lines per process */
 #define MPIDI_TOPO_NSLOTS 2
-/* progress counters carry (round, step) as round << 20 | step */
+/* progress counters carry (round, step) as round << 20 | step: a round has
+ * fewer than 2^20 steps (a step per node at most: the engine runs on fewer
+ * than 2^20 nodes), and rounds start again from 0 before they reach 2^43
+ * (MPIDI_Topo_rounds) */
 #define MPIDI_TOPO_STEP_BITS 20
+#define MPIDI_TOPO_MAX_STEPS ((1 << MPIDI_TOPO_STEP_BITS) - 1)
+#define MPIDI_TOPO_MAX_ROUND ((uint64_t) 1 << (63 - MPIDI_TOPO_STEP_BITS))
 #define MPIDI_TOPO_PROG(r, s) (((uint64_t) (r) << MPIDI_TOPO_STEP_BITS) | (uint64_t) (s))
 
 typedef struct {
@@ -82,7 +87,14 @@ typedef struct MPIDI_Topo_engine {
                                  * this process saw all of (so all had finished
                                  * every earlier round) */
 
+    /* Set by a local process whose part of a call failed (a CMA read, an
+     * unpack): waits stop at once, so that no process waits for it
+     * forever; every process then runs the rest of its steps, sending
+     * with the error bit set, and returns an error.  Never cleared: later
+     * calls on the communicator fail alike. */
+    MPL_atomic_uint64_t *node_failed;
     int cma;                    /* process_vm_readv works between local processes */
+    int ptracer_any;            /* this engine declared PR_SET_PTRACER_ANY */
     unsigned poll_mask, yield_mask;     /* see MPIDI_TOPO_WAIT_GE */
 } MPIDI_Topo_engine_t;
 
@@ -93,6 +105,14 @@ typedef struct MPIDI_Topo_engine {
  * says why the engine cannot run (the same on all members). */
 int MPIDI_Topo_engine_get(MPIR_Comm * comm, MPIDI_Topo_engine_t ** e, MPIR_Errflag_t * errflag);
 
+/* Reserves n rounds for a call and returns the one before the first.
+ * Every local process reserves the same rounds for the same call.  Before
+ * the counters would run past MPIDI_TOPO_MAX_ROUND, all local processes
+ * (each done with every earlier round, after a node barrier) zero their
+ * counters and count from 0 again. */
+int MPIDI_Topo_rounds(MPIDI_Topo_engine_t * e, uint64_t n, uint64_t * base,
+                      MPIR_Errflag_t * errflag);
+
 /* Waiting loops spin on a flag; every poll_mask + 1 spins they let the
  * netmod progress (other operations of this process may need it, and
  * leaders' own network steps do) and other threads into MPICH, and every
@@ -100,14 +120,31 @@ int MPIDI_Topo_engine_get(MPIR_Comm * comm, MPIDI_Topo_engine_t ** e, MPIR_Errfl
  * runs (both masks 0) do not starve the process being waited for.
  * Polling the netmod costs a system call on some providers (tcp:
  * epoll_wait), which is why flag waits poll it rarely. */
-void MPIDI_Topo_pause(MPIDI_Topo_engine_t * e, unsigned spins);
+int MPIDI_Topo_pause(MPIDI_Topo_engine_t * e, unsigned spins);
 
+/* (stops early, returning nonzero from the pause, once a local process has
+ * failed: see node_failed) */
 #define MPIDI_TOPO_WAIT_GE(e, counter, value) do {                              \
         unsigned spins_ = 0;                                                    \
         while (MPL_atomic_acquire_load_uint64(counter) < (uint64_t) (value))    \
-            if ((++spins_ & (e)->poll_mask) == 0)                               \
-                MPIDI_Topo_pause(e, spins_);                                    \
+            if ((++spins_ & (e)->poll_mask) == 0 && MPIDI_Topo_pause(e, spins_)) \
+                break;                                                          \
     } while (0)
+
+/* A failure of this process' own part of a call: tell the node (waits end),
+ * mark the call failed (sends carry the error bit) and go on. */
+#define MPIDI_TOPO_LOCAL_ERR(e, mpi_errno, mpi_errno_ret, errflag) do {          \
+        if (mpi_errno) {                                                        \
+            MPL_atomic_release_store_uint64((e)->node_failed, 1);               \
+            *(errflag) = MPIR_ERR_OTHER;                                        \
+            MPIR_ERR_ADD(mpi_errno_ret, mpi_errno);                             \
+            mpi_errno = MPI_SUCCESS;                                            \
+        }                                                                       \
+    } while (0)
+
+/* At the end of a call: the error to return when another local process
+ * failed (mpi_errno_ret already holds this one's own). */
+int MPIDI_Topo_check_node(MPIDI_Topo_engine_t * e, int mpi_errno_ret, MPIR_Errflag_t * errflag);
 
 /* Wait until every local process in [lo, hi) has field >= value. */
 void MPIDI_Topo_wait_all(MPIDI_Topo_engine_t * e, size_t field_offset, int lo, int hi,

@@ -1,0 +1,91 @@
+/*
+ * Copyright (C) by the mpich-topo authors. See COPYRIGHT in top-level directory.
+ */
+
+/* Fault injection for the engine (test/topo/faults.sh).
+ *
+ *   fault cma BYTES   a CMA-sized allgather works; then every process
+ *                     drops CAP_SYS_PTRACE (so that root is refused like
+ *                     anyone else) and rank 1 turns non-dumpable, so reads
+ *                     of its memory fail (EPERM); the next allgather must
+ *                     end with an error on every process (MPI_ERRORS_RETURN),
+ *                     not hang.  Prints "fault: rank R: error" or
+ *                     "fault: rank R: success", and "fault: cma refused" on
+ *                     the ranks whose reads the kernel refused, if known.
+ *   fault kill BYTES  allgathers in a loop; rank 1 kills itself (SIGKILL)
+ *                     on its third call: the job must end. */
+
+#include "mpi.h"
+#include <linux/capability.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+static void drop_ptrace_capability(void)
+{
+    struct __user_cap_header_struct h = { _LINUX_CAPABILITY_VERSION_3, 0 };
+    struct __user_cap_data_struct d[2];
+
+    if (syscall(SYS_capget, &h, d) != 0)
+        return;
+    d[CAP_SYS_PTRACE / 32].effective &= ~(1u << (CAP_SYS_PTRACE % 32));
+    syscall(SYS_capset, &h, d);
+}
+
+int main(int argc, char **argv)
+{
+    int rank, size;
+    long m = argc > 2 ? atol(argv[2]) : 1 << 20;
+    char *send, *recv;
+
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    send = malloc(m);
+    recv = malloc(m * size);
+    memset(send, rank + 1, m);
+
+    if (argc > 1 && strcmp(argv[1], "kill") == 0) {
+        for (int i = 0; i < 1000; i++) {
+            if (rank == 1 && i == 2)
+                raise(SIGKILL);
+            MPI_Allgather(send, (int) m, MPI_BYTE, recv, (int) m, MPI_BYTE, MPI_COMM_WORLD);
+        }
+        printf("fault: rank %d: finished the loop\n", rank);
+    } else {
+        int err = MPI_Allgather(send, (int) m, MPI_BYTE, recv, (int) m, MPI_BYTE,
+                                MPI_COMM_WORLD);
+        if (err != MPI_SUCCESS) {
+            printf("fault: rank %d: the first allgather failed\n", rank);
+            MPI_Abort(MPI_COMM_WORLD, 2);
+        }
+        drop_ptrace_capability();
+        if (rank == 1)
+            prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
+        MPI_Barrier(MPI_COMM_WORLD);
+        err = MPI_Allgather(send, (int) m, MPI_BYTE, recv, (int) m, MPI_BYTE, MPI_COMM_WORLD);
+        if (err != MPI_SUCCESS) {
+            char msg[MPI_MAX_ERROR_STRING];
+            int len;
+            MPI_Error_string(err, msg, &len);
+            printf("fault: rank %d: error: %s\n", rank, msg);
+        } else {
+            int bad = 0;
+            for (int q = 0; q < size; q++)
+                for (long i = 0; i < m; i++)
+                    bad |= recv[(long) q * m + i] != (char) (q + 1);
+            printf("fault: rank %d: success%s\n", rank, bad ? " with wrong data" : "");
+        }
+        fflush(stdout);
+        MPI_Barrier(MPI_COMM_WORLD);
+    }
+    free(send);
+    free(recv);
+    MPI_Finalize();
+    return 0;
+}

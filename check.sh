@@ -203,6 +203,25 @@ gen_testlist() {    # device
         echo "topo_stress 4 $bind"
         echo "topo_stress 5 $c3b"
     fi
+    # same signature, different layouts (issue 12): every algorithm the
+    # built-in tuning can pick (no CVAR), ours and MPICH's forced, one node
+    # and emulated nodes; user ops called with the predefined type must
+    # give the same answer as MPICH's network algorithms
+    if [ -f "$top/test/mpi/coll/topo_mixed.c" ]; then
+        fbs="env=MPIR_CVAR_COLLECTIVE_FALLBACK=silent"
+        rg="env=MPIR_CVAR_POSIX_NUM_COLLS_THRESHOLD=0"
+        echo "topo_mixed 4"
+        echo "topo_mixed 4 $c2 $bind"
+        echo "topo_mixed 5 $c3b"
+        echo "topo_mixed 4 env=MPIR_CVAR_ALLREDUCE_INTRA_ALGORITHM=topo_pipeline $fbs $chunk"
+        echo "topo_mixed 4 env=MPIR_CVAR_ALLREDUCE_INTRA_ALGORITHM=topo_pipeline $fbs $c2 $lead2"
+        echo "topo_mixed 3 env=MPIR_CVAR_REDUCE_POSIX_INTRA_ALGORITHM=release_gather env=MPIR_CVAR_ALLREDUCE_POSIX_INTRA_ALGORITHM=release_gather env=MPIR_CVAR_ALLREDUCE_INTRA_ALGORITHM=auto $rg"
+        echo "topo_mixed 4 env=MPIR_CVAR_BCAST_INTRA_ALGORITHM=topo_pipeline env=MPIR_CVAR_ALLGATHER_INTRA_ALGORITHM=topo_pipeline $fbs $c2 $cma"
+        echo "topo_mixed 4 env=MPIR_CVAR_BCAST_INTRA_ALGORITHM=topo_tree env=MPIR_CVAR_ALLGATHER_INTRA_ALGORITHM=topo_ring $fbs $c2"
+        echo "topo_mixed 5 env=MPIR_CVAR_ALLGATHER_INTRA_ALGORITHM=topo_multileader $fbs $c3b"
+        # progress counters restart from 0 mid-run (MPIDI_Topo_rounds)
+        echo "topo_mixed 4 $c2 $chunk env=MPIR_CVAR_TOPO_DEBUG_ROUNDS_LEFT=300"
+    fi
     # one process per node: only the network step runs, on the user's comm
     c3="env=MPIR_CVAR_NUM_CLIQUES=3"
     echo "topo_allgather 3 $agp $c3"
@@ -295,6 +314,13 @@ run_device() {      # device
     if [ "$dev" = ofi ]; then
         bash "$top/bench/run.sh" --smoke >"$builddir/bench-smoke.log" 2>&1
         note_result "ch4:$dev bench/run.sh --smoke (log: build-$dev/bench-smoke.log)" $?
+    fi
+    # fault injection: CMA refused mid-call, a process killed mid-call
+    sh "$top/test/topo/faults.sh" "$prefix" "$dev" >"$builddir/faults.log" 2>&1
+    fa_rc=$?
+    tally "$builddir/faults.log" "ch4:$dev faults"
+    if [ $fa_rc != 0 ] && [ "$tally_failed" = 0 ]; then
+        note_result "ch4:$dev faults.sh exited $fa_rc" 1
     fi
     # memcheck of the engine algorithms (ofi: its tcp provider runs cleanly
     # under valgrind; about a minute)

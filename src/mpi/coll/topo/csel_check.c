@@ -833,6 +833,19 @@ static int parse_json(const char *buf, size_t len, struct json_object **tree_out
 }
 
 int MPIR_Csel_user_file[3];
+/* the collectives ("collective=<name>" keys) each level's user file covers,
+ * as ",name,name," */
+static char *user_colls[3];
+
+int MPIR_Csel_user_chose(MPIR_Csel_level_t level, const char *coll)
+{
+    char key[64];
+
+    if (!MPIR_Csel_user_file[level] || user_colls[level] == NULL)
+        return 0;
+    snprintf(key, sizeof(key), ",%s,", coll);
+    return strstr(user_colls[level], key) != NULL;
+}
 
 /* json-c keeps only the last of two equal keys of an object, silently; in
  * a selection tree that drops a branch, so it is an error.  Scans the text
@@ -919,12 +932,33 @@ static int check_duplicate_keys(const char *buf, size_t len)
  * the first call of a collective the file left out.  Those are taken from
  * the built-in tree; returns the merged tree as JSON text (to free with
  * MPL_free) or NULL when out of memory. */
-static char *with_builtin_collectives(struct json_object *tree, const char *builtin_json)
+static char *with_builtin_collectives(MPIR_Csel_level_t level, struct json_object *tree,
+                                      const char *builtin_json)
 {
     struct json_object *builtin = json_tokener_parse(builtin_json);
     const char *text;
     char *out;
 
+    {
+        /* before the built-in collectives join it */
+        size_t n = 2;
+        json_object_object_foreach(tree, key, val) {
+            (void) val;
+            n += strlen(key) + 1;
+        }
+        MPL_free(user_colls[level]);
+        user_colls[level] = MPL_malloc(n, MPL_MEM_COLL);
+        if (user_colls[level]) {
+            strcpy(user_colls[level], ",");
+            json_object_object_foreach(tree, key2, val2) {
+                (void) val2;
+                if (strncmp(key2, "collective=", 11) == 0) {
+                    strcat(user_colls[level], key2 + 11);
+                    strcat(user_colls[level], ",");
+                }
+            }
+        }
+    }
     if (builtin && json_object_is_type(builtin, json_type_object)) {
         json_object_object_foreach(builtin, key, val) {
             if (!json_object_object_get_ex(tree, key, NULL))
@@ -958,7 +992,7 @@ int MPIR_Csel_load(MPIR_Csel_level_t level, const char *file, const char *builti
     if (mpi_errno == MPI_SUCCESS)
         mpi_errno = MPIR_Csel_check_tree(level, tree);
     if (mpi_errno == MPI_SUCCESS) {
-        merged = with_builtin_collectives(tree, builtin_json);
+        merged = with_builtin_collectives(level, tree, builtin_json);
         if (merged == NULL)
             MPIR_ERR_SET(mpi_errno, MPI_ERR_OTHER, "**nomem");
     }

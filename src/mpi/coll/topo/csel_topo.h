@@ -34,6 +34,9 @@ int MPIR_Csel_load(MPIR_Csel_level_t level, const char *file, const char *builti
  * MPIR_Csel_load): an algorithm the built-in tuning picked is never the
  * user's choice, so it falls back silently where it cannot run. */
 extern int MPIR_Csel_user_file[3];
+/* Nonzero when that level's user file selects coll ("allgather", ...):
+ * collectives a partial file leaves out keep the built-in tuning's choice. */
+int MPIR_Csel_user_chose(MPIR_Csel_level_t level, const char *coll);
 
 /* Checks a parsed tree against what the selection code of that level
  * accepts (used by MPIR_Csel_load); returns an MPI error code whose chain

@@ -265,14 +265,15 @@ void MPIR_Topo_comm_free(MPIR_Comm * comm)
  * MPIR tuning file), rather than MPICH's built-in tuning? */
 static int user_chose(const char *algo)
 {
-    if (MPIR_Csel_user_file[MPIR_CSEL_LEVEL__MPIR])
-        return 1;
     if (!strncmp(algo, "MPIR_Allgather_", 15))
-        return MPIR_CVAR_ALLGATHER_INTRA_ALGORITHM != MPIR_CVAR_ALLGATHER_INTRA_ALGORITHM_auto;
+        return MPIR_CVAR_ALLGATHER_INTRA_ALGORITHM != MPIR_CVAR_ALLGATHER_INTRA_ALGORITHM_auto ||
+            MPIR_Csel_user_chose(MPIR_CSEL_LEVEL__MPIR, "allgather");
     if (!strncmp(algo, "MPIR_Bcast_", 11))
-        return MPIR_CVAR_BCAST_INTRA_ALGORITHM != MPIR_CVAR_BCAST_INTRA_ALGORITHM_auto;
+        return MPIR_CVAR_BCAST_INTRA_ALGORITHM != MPIR_CVAR_BCAST_INTRA_ALGORITHM_auto ||
+            MPIR_Csel_user_chose(MPIR_CSEL_LEVEL__MPIR, "bcast");
     if (!strncmp(algo, "MPIR_Allreduce_", 15))
-        return MPIR_CVAR_ALLREDUCE_INTRA_ALGORITHM != MPIR_CVAR_ALLREDUCE_INTRA_ALGORITHM_auto;
+        return MPIR_CVAR_ALLREDUCE_INTRA_ALGORITHM != MPIR_CVAR_ALLREDUCE_INTRA_ALGORITHM_auto ||
+            MPIR_Csel_user_chose(MPIR_CSEL_LEVEL__MPIR, "allreduce");
     return 1;
 }
 

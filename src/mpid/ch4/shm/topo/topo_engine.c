@@ -289,6 +289,8 @@ int MPIDI_Topo_tbuf_unpack(const MPIDI_Topo_tbuf_t * t, MPI_Aint off, const void
 
 extern MPL_atomic_uint64_t *MPIDI_POSIX_shm_limit_counter;
 
+static void ptracer_release(MPIDI_Topo_engine_t * e);
+
 static void engine_free(void *ptr)
 {
     MPIDI_Topo_engine_t *e = ptr;

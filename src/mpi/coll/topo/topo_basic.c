@@ -74,8 +74,7 @@ int MPIR_Topo_basic_start(const void *sendbuf, void *recvbuf, MPI_Aint count,
     /* one temporary holds this process' contribution and, in place, the
      * result; eextent-strided, so pair types keep their layout */
     b->tmp = MPL_malloc(MPL_MAX(b->count * eextent, 1), MPL_MEM_COLL);
-    MPIR_ERR_CHKANDJUMP1(b->tmp == NULL, mpi_errno, MPI_ERR_OTHER, "**nomemreq",
-                         "**nomemreq %d", (int) MPL_MIN(b->count * eextent, INT_MAX));
+    MPIR_ERR_CHKANDJUMP(b->tmp == NULL, mpi_errno, MPI_ERR_OTHER, "**nomem");
     mpi_errno = MPIR_Localcopy(sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf, count, datatype,
                               b->tmp, b->count, et);
     MPIR_ERR_CHECK(mpi_errno);

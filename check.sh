@@ -171,9 +171,9 @@ gen_testlist() {    # device
     echo "allred4 4 $arps $c2"
     echo "allred6 4 $arps $c2 $lead2"
     if [ -f "$top/test/mpi/coll/topo_allreduce.c" ]; then
-        echo "topo_allreduce 4 $arp $c2 $bind arg=-noncommutative=0"
+        echo "topo_allreduce 4 $arp $c2 $bind arg=-userops=0"
         echo "topo_allreduce 5 env=MPIR_CVAR_ALLREDUCE_INTRA_ALGORITHM=topo_pipeline env=MPIR_CVAR_COLLECTIVE_FALLBACK=silent $c3b $chunk"
-        echo "topo_allreduce 4 $arp $bind $fake2pkg arg=-noncommutative=0"
+        echo "topo_allreduce 4 $arp $bind $fake2pkg arg=-userops=0"
     fi
     # the built-in tuning picks ours (one node: bcast, allreduce, allgather
     # below 32 KiB; several nodes: allgather): MPICH's tests with
@@ -314,6 +314,16 @@ run_device() {      # device
     if [ "$dev" = ofi ]; then
         bash "$top/bench/run.sh" --smoke >"$builddir/bench-smoke.log" 2>&1
         note_result "ch4:$dev bench/run.sh --smoke (log: build-$dev/bench-smoke.log)" $?
+    fi
+    # the emulated cluster: 2 network namespaces x 2 processes started by
+    # Hydra, shaped NICs, every result validated, per-node NIC counters
+    if [ "$dev" = ofi ]; then
+        sh "$top/test/topo/cluster.sh" "$prefix" "$dev" >"$builddir/cluster.log" 2>&1
+        cl_rc=$?
+        tally "$builddir/cluster.log" "ch4:$dev cluster"
+        if [ $cl_rc != 0 ] && [ "$tally_failed" = 0 ]; then
+            note_result "ch4:$dev test/topo/cluster.sh exited $cl_rc" 1
+        fi
     fi
     # fault injection: CMA refused mid-call, a process killed mid-call
     sh "$top/test/topo/faults.sh" "$prefix" "$dev" >"$builddir/faults.log" 2>&1

@@ -14,7 +14,7 @@ make -s -C "$coll" allgather2 bcasttest allred topo_bcast topo_allreduce >/dev/n
 alg="-env MPIR_CVAR_ALLGATHER_INTRA_ALGORITHM topo_pipeline -env MPIR_CVAR_BCAST_INTRA_ALGORITHM topo_pipeline"
 alg="$alg -env MPIR_CVAR_ALLREDUCE_INTRA_ALGORITHM topo_pipeline -env MPIR_CVAR_COLLECTIVE_FALLBACK error"
 fail=0 n=0
-for t in "allgather2" "bcasttest" "allred -count=100" "topo_bcast" "topo_allreduce -noncommutative=0"; do
+for t in "allgather2" "bcasttest" "allred -count=100" "topo_bcast" "topo_allreduce -userops=0"; do
     for cl in 1 2; do
         n=$((n + 1))
         # shellcheck disable=SC2086

@@ -10,10 +10,12 @@
  * many chunks. Runs on communicators whose rank order does not follow the
  * placement. Meant to be run with
  * MPIR_CVAR_ALLREDUCE_INTRA_ALGORITHM=topo_pipeline (with cliques, several
- * leaders per node and small chunk sizes); any algorithm must pass it. An
- * algorithm that cannot reduce in rank order falls back for the
- * non-commutative op; with MPIR_CVAR_COLLECTIVE_FALLBACK=error, run with
- * -noncommutative=0 to leave that op out.
+ * leaders per node and small chunk sizes); any algorithm must pass it. The
+ * user ops check that they are called with the call's datatype, as MPI
+ * requires. An algorithm that cannot reduce in rank order, or that works on
+ * packed predefined elements, falls back for them; with
+ * MPIR_CVAR_COLLECTIVE_FALLBACK=error, run with -noncommutative=0 to leave
+ * the non-commutative op out, or -userops=0 to leave all user ops out.
  *
  * All data is integer-valued (halves for float MAX) and bounded so that no
  * signed type overflows and every float sum is exact: each result is then
@@ -31,6 +33,7 @@
 static int errs = 0;
 static const char *comm_name = "";     /* for messages: the communicator being tested */
 static int with_noncommutative = 1;     /* -noncommutative=0 leaves that op out */
+static int with_userops = 1;    /* -userops=0 leaves every user op out */
 
 #define GUARD 0xa5      /* byte pattern just past the end of every receive buffer */
 
@@ -521,7 +524,7 @@ static void run_all(MPI_Comm comm, int which, int salt)
     }
 
     for (int k = 0; k < NUM_UOPS; k++) {
-        if (!uops[k].commute && !with_noncommutative)
+        if (!with_userops || (!uops[k].commute && !with_noncommutative))
             continue;
         uop_check(comm, &uops[k], 0, k & 1, salt + 60 + k);
         for (int c = 0; c < ncounts; c++) {
@@ -555,12 +558,13 @@ int main(int argc, char **argv)
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
 
-    /* -noncommutative=0: for runs with MPIR_CVAR_COLLECTIVE_FALLBACK=error,
-     * where an algorithm that cannot reduce in rank order must fall back and
-     * so fails the call; the rank-order check then belongs to a run that
-     * allows the fallback */
+    /* -noncommutative=0 / -userops=0: for runs with
+     * MPIR_CVAR_COLLECTIVE_FALLBACK=error, where an algorithm that cannot
+     * run an op must fall back and so fails the call; those ops' checks then
+     * belong to a run that allows the fallback */
     MTestArgList *head = MTestArgListCreate(argc, argv);
     with_noncommutative = MTestArgListGetInt_with_default(head, "noncommutative", 1);
+    with_userops = MTestArgListGetInt_with_default(head, "userops", 1);
     MTestArgListDestroy(head);
 
     init_ptypes();

@@ -15,9 +15,11 @@
  * disagree about what the shared bytes are (a wrong answer), or divide by
  * zero where one element is larger than a cell (pmodels/mpich#6555).  So
  * they work on the signature instead: count x size bytes as elements of the
- * datatype's one predefined type, and call the operation with that type and
- * an element count.  Everything decided here depends on the signature only,
- * so every process decides alike. */
+ * datatype's one predefined type, and call the (predefined) operation with
+ * that type and an element count.  Everything decided here depends on the
+ * signature only, so every process decides alike.  User-defined operations
+ * stay with algorithms that call them with the call's datatype, as MPI
+ * requires. */
 
 /* The predefined type a datatype is made of, pair types (MPI_DOUBLE_INT,
  * ...) included; MPI_DATATYPE_NULL when it mixes several. */
@@ -107,10 +109,13 @@ int MPIR_Topo_basic_finish(MPIR_Topo_basic_t * b, int mpi_errno_in)
 }
 
 /* MPICH's release_gather reduce and allreduce (CH4 POSIX) run on
- * predefined types only: derived ones are staged as above; types without a
- * single predefined type go to MPICH's network algorithms, which call the
- * operation on each process' own layout.  A process that cannot allocate
- * its staging buffer returns the error; the others then wait for it. */
+ * predefined types and operations only: derived types are staged as above.
+ * User-defined operations, which MPI calls with the call's datatype, and
+ * types without a single predefined type go to MPICH's network algorithms,
+ * which call the operation on each process' own layout; the choice depends
+ * on the operation and the signature only, so every process makes it.  A
+ * process that cannot allocate its staging buffer returns the error; the
+ * others then wait for it. */
 static int as_basic(const void *sendbuf, void *recvbuf, MPI_Aint count, MPI_Datatype datatype,
                     MPI_Op op, int root, MPIR_Comm * comm, MPIR_Errflag_t * errflag,
                     MPIR_Topo_reduce_fn reduce_fn, MPIR_Topo_allreduce_fn allreduce_fn)
@@ -118,10 +123,20 @@ static int as_basic(const void *sendbuf, void *recvbuf, MPI_Aint count, MPI_Data
     int mpi_errno;
     MPIR_Topo_basic_t b;
 
-    mpi_errno = MPIR_Topo_basic_start(sendbuf, recvbuf, count, datatype,
-                                      allreduce_fn || comm->rank == root, &b);
-    if (mpi_errno)
-        return mpi_errno;
+    /* MPICH's CH4 reduce compositions pass MPI_IN_PLACE, meaning "in
+     * recvbuf", also at processes that are not the root of this reduce
+     * (the user's root when it is not the node's first process); the network
+     * algorithms accept it at the root only */
+    if (!allreduce_fn && sendbuf == MPI_IN_PLACE && comm->rank != root)
+        sendbuf = recvbuf;
+
+    b.type = MPI_DATATYPE_NULL;
+    if (HANDLE_IS_BUILTIN(op)) {
+        mpi_errno = MPIR_Topo_basic_start(sendbuf, recvbuf, count, datatype,
+                                          allreduce_fn || comm->rank == root, &b);
+        if (mpi_errno)
+            return mpi_errno;
+    }
     if (b.type == MPI_DATATYPE_NULL)
         return allreduce_fn ?
             MPIR_Allreduce_impl(sendbuf, recvbuf, count, datatype, op, comm, errflag) :

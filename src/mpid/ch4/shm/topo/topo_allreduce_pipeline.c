@@ -16,8 +16,10 @@
  * leader communicator, in place in area 0, so each leader carries 1/k of
  * the node's traffic; everyone copies the result out.  The leaders'
  * step is nonblocking: round r crosses the network while the node drains
- * round r-1 and fills and reduces round r+1 (two slots).  Commutative ops
- * only: the local reduction order is not rank order. */
+ * round r-1 and fills and reduces round r+1 (two slots).  Predefined ops
+ * only: the local reduction order is not rank order, and the elements are
+ * packed (MPIR_Topo_basic_t) while MPI calls a user-defined op with the
+ * call's datatype. */
 
 /* area a of a slot holds the span of local process a's elements; element
  * 0's base is the area minus true_lb */
@@ -40,7 +42,7 @@ static int allreduce_net(const void *sendbuf, void *recvbuf, MPI_Aint count,
     MPI_Aint tsize;
 
     MPIR_Datatype_get_size_macro(datatype, tsize);
-    if (HANDLE_IS_BUILTIN(op) && count >= MPL_pof2(comm->local_size) &&
+    if (count >= MPL_pof2(comm->local_size) &&
         count * tsize > MPIR_CVAR_ALLREDUCE_SHORT_MSG_SIZE)
         return MPIR_Allreduce_intra_reduce_scatter_allgather(sendbuf, recvbuf, count, datatype,
                                                              op, comm, errflag);
@@ -213,8 +215,10 @@ static int allreduce_elements(const void *sendbuf, void *recvbuf, MPI_Aint count
 
 /* Every process stages and reduces the same elements whatever its own
  * layout of them: the datatype's predefined type, count x size bytes'
- * worth (see MPIR_Topo_basic_t); user-defined operations are called with
- * that type and an element count. */
+ * worth (see MPIR_Topo_basic_t).  A user-defined operation would have to
+ * be called with each process' own datatype on whole units of it, which
+ * neither the packed slots nor the slices keep: it goes elsewhere, decided
+ * from the operation alone so that every process decides alike. */
 int MPIDI_Topo_allreduce_pipeline(const void *sendbuf, void *recvbuf, MPI_Aint count,
                                   MPI_Datatype datatype, MPI_Op op, MPIR_Comm * comm,
                                   const char **why_not, MPIR_Errflag_t * errflag)
@@ -225,8 +229,9 @@ int MPIDI_Topo_allreduce_pipeline(const void *sendbuf, void *recvbuf, MPI_Aint c
     *why_not = NULL;
     if (count == 0)
         return MPI_SUCCESS;
-    if (!MPIR_Op_is_commutative(op)) {
-        *why_not = "the operation is not commutative";
+    if (!HANDLE_IS_BUILTIN(op)) {
+        *why_not = "the operation is user-defined (MPI calls it with the call's datatype, "
+            "which the packed shared-memory slices do not keep)";
         return MPI_SUCCESS;
     }
     if (comm->local_size == 1) {

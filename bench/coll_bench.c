@@ -46,6 +46,10 @@
  * without calls, the smallest of 3 tries each (other traffic can only add).
  * The lower bound for the layout is printed beside it: allgather
  * m * sum over nodes of (p - p_node), bcast (N-1) m, allreduce 2 (N-1) m.
+ * With an IFACE other than lo (bench/cluster.sh: each node's own eth0), the
+ * first process of each node reads its node's counter: net_bytes is the
+ * sum over nodes, node_net_bytes what the busiest node sent, against
+ * node_net_bound, the least the busiest node must send.
  *
  * -p: block and cyclic only name what the launcher did (the node of each
  * rank is detected with MPI_COMM_TYPE_SHARED and a mismatch is reported);
@@ -56,7 +60,8 @@
  *
  * CSV columns:
  *   label,collective,placement,nprocs,bytes,iterations,min_us,avg_us,max_us,
- *   errors,algorithm,nodes,ppn,cache,med_us,tcp_retrans,net_bytes,net_bound,status
+ *   errors,algorithm,nodes,ppn,cache,med_us,tcp_retrans,net_bytes,net_bound,
+ *   node_net_bytes,node_net_bound,status
  * min/avg/max_us are over processes of each one's mean time per call (as
  * OSU); med_us is the median over calls of the slowest process' time, which a
  * stray TCP retransmission or preemption moves little; tcp_retrans counts the
@@ -96,6 +101,8 @@ static int rank, size, nnodes, ppn, validate, progress;
 static size_t pool_min;         /* off-cache pool, 0: hot */
 static int *node_of;            /* node index of each rank of comm */
 static int *node_size;
+static int node_first;          /* this process is the first of its node */
+static int own_nic;             /* -I names a NIC of each node's own (not lo) */
 static cvar_t cv_alg[NCOLL], cv_dev[NCOLL], cv_fallback;
 static int fallback_error = -1;
 static const char *iface = "lo";
@@ -291,15 +298,20 @@ static long long net_counter(void)
     return tx;
 }
 
-/* Bytes on the network per call: K calls back to back, minus no calls. */
-static double net_bytes(int coll, const alg_t * a, pool_t * P, size_t n, long *seq, int K)
+/* Bytes on the network per call: K calls back to back, minus no calls.
+ * The first process of each node reads its node's counter (on an emulated
+ * cluster each node has its own NIC; with cliques every reader sees the one
+ * loopback, so only rank 0's counts); *busiest gets the most one node sent. */
+static double net_bytes(int coll, const alg_t * a, pool_t * P, size_t n, long *seq, int K,
+                        double *busiest)
 {
-    long long best_calls = -1, best_base = -1;
+    long long best[2][2] = { {-1, -1}, {-1, -1} };      /* [with][total, busiest] */
+    int reader = rank == 0 || (own_nic && node_first);
     for (int rep = 0; rep < 3; rep++) {
         for (int with = 0; with < 2; with++) {
-            long long c0 = 0, c1;
+            long long c0 = 0, c1, d[2] = { 0, 0 }, sum[2];
             /* read before the barrier: nobody may send before the reading */
-            if (rank == 0)
+            if (reader)
                 c0 = net_counter();
             MPI_Barrier(comm);
             if (with) {
@@ -310,18 +322,28 @@ static double net_bytes(int coll, const alg_t * a, pool_t * P, size_t n, long *s
                 select_alg(coll, NULL);
             }
             MPI_Barrier(comm);
-            if (rank == 0) {
+            if (reader) {
                 c1 = net_counter();
-                long long d = c0 < 0 || c1 < 0 ? -1 : c1 - c0;
-                long long *best = with ? &best_calls : &best_base;
-                if (d >= 0 && (*best < 0 || d < *best))
-                    *best = d;
+                d[0] = c0 < 0 || c1 < 0 ? -1 : c1 - c0;
+                d[1] = d[0];
             }
+            /* total: sum over readers (any -1 makes it negative); busiest: max */
+            MPI_Reduce(&d[0], &sum[0], 1, MPI_LONG_LONG, MPI_SUM, 0, comm);
+            MPI_Reduce(&d[1], &sum[1], 1, MPI_LONG_LONG, MPI_MAX, 0, comm);
+            if (rank == 0)
+                for (int j = 0; j < 2; j++)
+                    if (sum[j] >= 0 && (best[with][j] < 0 || sum[j] < best[with][j]))
+                        best[with][j] = sum[j];
         }
     }
-    if (best_calls < 0 || best_base < 0)
+    *busiest = -1;
+    if (best[0][0] < 0 || best[1][0] < 0)
         return -1;
-    double b = (double) (best_calls - best_base) / K;
+    double b = (double) (best[1][0] - best[0][0]) / K;
+    if (own_nic) {
+        double m = (double) (best[1][1] - best[0][1]) / K;
+        *busiest = m < 0 ? 0 : m;
+    }
     return b < 0 ? 0 : b;
 }
 
@@ -334,6 +356,23 @@ static double net_bound(int coll, size_t m)
         return s;
     }
     return (coll == BC ? 1.0 : 2.0) * (nnodes - 1) * m;
+}
+
+/* The least the busiest node must send per call, and never less than an
+ * equal share of the total: allgather, its own processes' data once;
+ * bcast (roots rotate over all ranks), the message once for each call
+ * rooted on it; allreduce, 2 (N-1)/N m, as reduce-scatter then allgather
+ * between nodes does. */
+static double net_node_bound(int coll, size_t m)
+{
+    double share = net_bound(coll, m) / nnodes, own = 0;
+    if (coll == AR)
+        return share;
+    for (int k = 0; k < nnodes; k++)
+        if (node_size[k] > own)
+            own = node_size[k];
+    own *= coll == AG ? (double) m : (double) m / size;
+    return own > share ? own : share;
 }
 
 static int iters_for(size_t bytes, int base)
@@ -425,6 +464,10 @@ static const char *detect_layout(void)
     node_of = malloc(size * sizeof(int));
     node_size = calloc(size, sizeof(int));
     nnodes = node_ids(comm, node_of);
+    node_first = 1;
+    for (int i = 0; i < rank; i++)
+        if (node_of[i] == node_of[rank])
+            node_first = 0;
     ppn = 0;
     for (int i = 0; i < size; i++)
         if (++node_size[node_of[i]] > ppn)
@@ -666,7 +709,7 @@ int main(int argc, char **argv)
             case 'p': placement = optarg; break;
             case 'o': pool_min = strtoull(optarg, NULL, 0); break;
             case 'n': netcalls = atoi(optarg); break;
-            case 'I': iface = optarg; break;
+            case 'I': iface = optarg; own_nic = strcmp(optarg, "lo") != 0; break;
             case 'v': validate = 1; break;
             case 'l': label = optarg; break;
             case 'H': header = 1; break;
@@ -750,7 +793,8 @@ int main(int argc, char **argv)
     }
     if (header && rank == 0)
         printf("label,collective,placement,nprocs,bytes,iterations,min_us,avg_us,max_us,errors,"
-               "algorithm,nodes,ppn,cache,med_us,tcp_retrans,net_bytes,net_bound,status\n");
+               "algorithm,nodes,ppn,cache,med_us,tcp_retrans,net_bytes,net_bound,node_net_bytes,"
+               "node_net_bound,status\n");
 
     for (int coll = 0; coll < NCOLL; coll++) {
         if (!do_coll[coll])
@@ -835,30 +879,34 @@ int main(int argc, char **argv)
             for (int ai = 0; ai < nalgs; ai++) {
                 alg_t *a = &algs[ai];
                 result_t *r = &best[ai];
-                double nb = -1;
+                double nb = -1, nbn = -1;
                 if (skip[ai])
                     continue;
                 if (netcalls > 0 && !strcmp(r->status, "ok") && r->done > 0) {
                     int K = netcalls;
                     if (coll == BC)     /* every process a root equally often */
                         K = ((K + size - 1) / size) * size;
-                    nb = net_bytes(coll, a, &P, n, &seq[ai], K);
+                    nb = net_bytes(coll, a, &P, n, &seq[ai], K, &nbn);
                 }
                 if (rank != 0)
                     continue;
-                char nbs[32] = "", bds[32] = "", rts[32] = "";
+                char nbs[32] = "", bds[32] = "", rts[32] = "", nns[32] = "", nbd[32] = "";
                 if (r->retrans >= 0 && r->done > 0)
                     snprintf(rts, sizeof rts, "%lld", r->retrans);
                 if (nb >= 0) {
                     snprintf(nbs, sizeof nbs, "%.0f", nb);
                     snprintf(bds, sizeof bds, "%.0f", net_bound(coll, real));
                 }
+                if (nbn >= 0) {
+                    snprintf(nns, sizeof nns, "%.0f", nbn);
+                    snprintf(nbd, sizeof nbd, "%.0f", net_node_bound(coll, real));
+                }
                 if (r->errors && !strcmp(r->status, "ok"))
                     snprintf(r->status, sizeof r->status, "fail:%ld wrong results", r->errors);
-                printf("%s,%s,%s,%d,%zu,%d,%.2f,%.2f,%.2f,%ld,%s,%d,%d,%s,%.2f,%s,%s,%s,%s\n",
+                printf("%s,%s,%s,%d,%zu,%d,%.2f,%.2f,%.2f,%ld,%s,%d,%d,%s,%.2f,%s,%s,%s,%s,%s,%s\n",
                        label, coll_name[coll], placement, size, real, r->done, r->tmin, r->tavg,
                        r->tmax, r->errors, a->name, nnodes, ppn, pool_min ? "cold" : "hot",
-                       r->med < 0 ? 0 : r->med, rts, nbs, bds, r->status);
+                       r->med < 0 ? 0 : r->med, rts, nbs, bds, nns, nbd, r->status);
                 fflush(stdout);
                 if (progress) {
                     if (!strcmp(r->status, "ok"))

@@ -178,7 +178,7 @@ mkdir -p "$fakedir"
 failures=0
 t_start=$(date +%s)
 load_start=$(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || echo '?')
-echo "label,collective,placement,nprocs,bytes,iterations,min_us,avg_us,max_us,errors,algorithm,nodes,ppn,cache,med_us,tcp_retrans,net_bytes,net_bound,status" >"$csv"
+echo "label,collective,placement,nprocs,bytes,iterations,min_us,avg_us,max_us,errors,algorithm,nodes,ppn,cache,med_us,tcp_retrans,net_bytes,net_bound,node_net_bytes,node_net_bound,status" >"$csv"
 
 # run LABEL ENV... -- COMMAND...: one launch, CSV rows appended, progress shown
 run() {
@@ -368,10 +368,10 @@ elapsed=$(( $(date +%s) - t_start ))
 
 # ---------------------------------------------------------------- smoke check
 if [ $mode = smoke ]; then
-    bad=$(awk -F, 'NR > 1 && ($10 != 0 || $19 ~ /^fail/ || ($19 !~ /^ok/ && $11 ~ /^topo_/))' "$csv")
+    bad=$(awk -F, 'NR > 1 && ($10 != 0 || $21 ~ /^fail/ || ($21 !~ /^ok/ && $11 ~ /^topo_/))' "$csv")
     # every forced algorithm that ran must show in the trace as chosen by CVAR
     missing=""
-    for ca in $(awk -F, 'NR > 1 && $19 == "ok" && $11 != "default" { print $2 ":" $11 }' "$csv" | sort -u); do
+    for ca in $(awk -F, 'NR > 1 && $21 == "ok" && $11 != "default" { print $2 ":" $11 }' "$csv" | sort -u); do
         grep -Eq "mpich-topo: +${ca%%:*} +${ca#*:} +cvar" "$log" || missing="$missing $ca"
     done
     # nobody can beat the lower bound on the network (where the payload, not
@@ -390,7 +390,7 @@ if [ $mode = smoke ]; then
         echo "smoke: FAILED ($failures launches failed, $rows rows; $csv, $log)"
         exit 1
     fi
-    na=$(awk -F, 'NR > 1 && $19 ~ /^n\/a/' "$csv" | wc -l)
+    na=$(awk -F, 'NR > 1 && $21 ~ /^n\/a/' "$csv" | wc -l)
     echo "smoke: ok ($rows measurements validated, $na n/a of stock algorithms, ${elapsed} s)"
     exit 0
 fi

@@ -24,15 +24,15 @@ export MPIR_CVAR_NUM_CLIQUES=2
 
 # 1. known winners: allgather 1 KiB topo_pipeline, 8 KiB MPICH's default,
 #    64 KiB ring; allreduce 4 KiB topo_pipeline; the rest default
-hdr="label,collective,placement,nprocs,bytes,iterations,min_us,avg_us,max_us,errors,algorithm,nodes,ppn,cache,med_us,tcp_retrans,net_bytes,net_bound,status"
+hdr="label,collective,placement,nprocs,bytes,iterations,min_us,avg_us,max_us,errors,algorithm,nodes,ppn,cache,med_us,tcp_retrans,net_bytes,net_bound,node_net_bytes,node_net_bound,status"
 {
     echo "$hdr"
-    row() { echo "autotune,$1,block,4,$2,10,$4,$4,$4,0,$3,2,2,hot,$4,0,,,${5:-ok}"; }
+    row() { echo "autotune,$1,block,4,$2,10,$4,$4,$4,0,$3,2,2,hot,$4,0,,,,,${5:-ok}"; }
     row allgather 1024 default 50; row allgather 1024 topo_pipeline 10; row allgather 1024 ring 60
     row allgather 8192 default 50; row allgather 8192 topo_pipeline 49; row allgather 8192 ring 70
     row allgather 65536 default 90; row allgather 65536 topo_pipeline 95; row allgather 65536 ring 40
     # a faster result with wrong bytes, and one that could not run, never win
-    echo "autotune,allgather,block,4,65536,10,1,1,1,3,brucks,2,2,hot,1,0,,,ok"
+    echo "autotune,allgather,block,4,65536,10,1,1,1,3,brucks,2,2,hot,1,0,,,,,ok"
     row allgather 65536 topo_multileader 1 "n/a:reason"
     row allreduce 4096 default 30; row allreduce 4096 topo_pipeline 10
     row allreduce 262144 default 30; row allreduce 262144 topo_pipeline 29.5

@@ -1,0 +1,219 @@
+#!/bin/bash
+# An emulated cluster on one machine whose network is slower than its
+# memory, as on real clusters: N nodes are N network namespaces, each with
+# one virtual NIC (a veth pair into a bridge that lives in a namespace of its
+# own), shaped on both directions. MPICH's Hydra (or Open MPI's mpirun)
+# starts each node's processes inside its namespace, so the MPI library
+# learns the nodes from its process manager, as on a cluster: shared memory
+# within a node, TCP over the shaped NIC between nodes.
+#
+#   bench/cluster.sh [--nodes N] [--ppn P] [--rate RATE] [--delay DELAY]
+#                    [--counters FILE] [--timeout SEC] [--prefix DIR]
+#                    mpiexec|mpirun|run ARGS...
+#
+#   mpiexec ARGS  our mpiexec (DIR/bin/mpiexec, default install-ofi) with
+#                 -launcher rsh into the nodes, -hosts node0,... and -ppn P;
+#                 ARGS as for mpiexec (-n, -bind-to core, -env ..., program)
+#   mpirun ARGS   Open MPI's mpirun.openmpi, its daemons started in the
+#                 nodes the same way (--host node0:P,...; tcp between nodes)
+#   run CMD...    CMD in node0 with CLUSTER_HOSTS (node0,node1,...) and
+#                 CLUSTER_RSH (the launcher to give mpiexec/mpirun) set
+#
+#   --nodes N       nodes (default 2)
+#   --ppn P         processes per node, ranks by block (default 1); node K's
+#                   processes run on cores K*P .. K*P+P-1 modulo the cores
+#   --rate RATE     each NIC's rate per direction, tc units (default 1gbit);
+#                   off: no shaping (veth at memory speed)
+#   --delay DELAY   one-way delay added on each node's egress (default 0);
+#                   needs the kernel's netem qdisc, else the run fails
+#   --counters FILE per node, the bytes its NIC sent and received during the
+#                   command, as CSV (node,tx_bytes,rx_bytes); also printed
+#   --timeout SEC   end the command after SEC seconds (default 1800)
+#
+# Needs root (namespaces, veth, tc). Everything the run creates (namespaces,
+# their interfaces and addresses, /etc/netns/<name>) is removed when it ends,
+# also on failure and on Ctrl-C. Addresses exist only on interfaces inside
+# the run's own namespaces; nothing is routed anywhere else.
+set -eu
+
+top=$(cd "$(dirname "$0")/.." && pwd)
+nodes=2
+ppn=1
+rate=1gbit
+delay=
+counters=
+tmo=1800
+prefix=$top/install-ofi
+while [ $# -gt 0 ]; do
+    case $1 in
+        --nodes) nodes=$2; shift 2 ;;
+        --ppn) ppn=$2; shift 2 ;;
+        --rate) rate=$2; shift 2 ;;
+        --delay) delay=$2; shift 2 ;;
+        --counters) counters=$2; shift 2 ;;
+        --timeout) tmo=$2; shift 2 ;;
+        --prefix) prefix=$2; shift 2 ;;
+        -h|--help) sed -n '2,32p' "$0"; exit 0 ;;
+        mpiexec|mpirun|run) break ;;
+        *) echo "cluster.sh: unknown option '$1' (--help)" >&2; exit 2 ;;
+    esac
+done
+[ $# -ge 1 ] || { echo "cluster.sh: say mpiexec, mpirun or run (--help)" >&2; exit 2; }
+mode=$1
+shift
+case $nodes in ''|*[!0-9]*|0) echo "cluster.sh: --nodes needs a number from 1 to 200" >&2; exit 2 ;; esac
+[ "$nodes" -le 200 ] || { echo "cluster.sh: --nodes needs a number from 1 to 200" >&2; exit 2; }
+case $ppn in ''|*[!0-9]*|0) echo "cluster.sh: --ppn needs a positive number" >&2; exit 2 ;; esac
+[ "$(id -u)" = 0 ] || { echo "cluster.sh: needs root (network namespaces)" >&2; exit 2; }
+for t in ip tc unshare timeout taskset; do
+    command -v $t >/dev/null || { echo "cluster.sh: $t not found (iproute2, util-linux, coreutils)" >&2; exit 2; }
+done
+
+# names unique to this run: several runs may share the machine
+id=tc$$
+sw=$id-sw
+ns() { echo "$id-n$1"; }
+work=$(mktemp -d "${TMPDIR:-/tmp}/cluster.XXXXXX")
+
+cleanup() {
+    set +e
+    trap - EXIT INT TERM HUP
+    local n p
+    for ((n = 0; n < nodes; n++)); do
+        p=$(ip netns pids "$(ns $n)" 2>/dev/null)
+        [ -n "$p" ] && kill -9 $p 2>/dev/null
+    done
+    for ((n = 0; n < nodes; n++)); do
+        ip netns del "$(ns $n)" 2>/dev/null
+        rm -rf "/etc/netns/$(ns $n)"
+    done
+    ip netns del "$sw" 2>/dev/null
+    rm -rf "$work"
+}
+trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM HUP
+
+# tc shaping of one interface's egress: the rate, and the delay if asked
+shape() {       # namespace device with_delay
+    if [ "$rate" = off ]; then
+        [ -z "$delay" ] || { echo "cluster.sh: --delay needs a --rate" >&2; return 1; }
+        return 0
+    fi
+    if [ -n "$delay" ] && [ "$3" = yes ]; then
+        ip netns exec "$1" tc qdisc add dev "$2" root handle 1: netem delay "$delay" rate "$rate" ||
+            { echo "cluster.sh: --delay needs the kernel's netem qdisc (sch_netem), which this kernel lacks" >&2; return 1; }
+    else
+        # a burst of 64 KiB lets one segment of a TSO-sized packet through
+        # at once; the queue holds 20 ms at the rate
+        ip netns exec "$1" tc qdisc add dev "$2" root tbf rate "$rate" burst 64kb latency 20ms
+    fi
+}
+
+# ---------------------------------------------------------------- build
+ip netns add "$sw"
+ip -n "$sw" link set lo up
+ip -n "$sw" link add br0 type bridge
+ip -n "$sw" link set br0 up
+hosts="127.0.0.1 localhost"
+for ((n = 0; n < nodes; n++)); do
+    hosts="$hosts
+10.213.$((n / 250)).$((n % 250 + 1)) node$n"
+done
+for ((n = 0; n < nodes; n++)); do
+    N=$(ns $n)
+    ip netns add "$N"
+    mkdir -p "/etc/netns/$N"
+    echo "$hosts" >"/etc/netns/$N/hosts"
+    ip -n "$N" link set lo up
+    # the node's end is eth0; the switch's end, n<K>, joins the bridge
+    ip -n "$sw" link add "n$n" type veth peer name eth0 netns "$N"
+    ip -n "$sw" link set "n$n" master br0 up
+    ip -n "$N" addr add "10.213.$((n / 250)).$((n % 250 + 1))/16" dev eth0
+    ip -n "$N" link set eth0 up
+    shape "$N" eth0 yes          # what the node sends
+    shape "$sw" "n$n" no         # what it receives
+done
+
+# Each node's cores: the launcher binds per node, unaware that the nodes
+# share this machine's cores; node K gets cores K*P .. K*P+P-1 (modulo the
+# cores), so that rank r runs on core r mod cores as a one-node run would,
+# and two nodes' processes do not both start on core 0
+ncores=$(nproc)
+cpus_of() {     # node -> "0,1"
+    local i l=
+    for ((i = 0; i < ppn && i < ncores; i++)); do
+        l="$l${l:+,}$((($1 * ppn + i) % ncores))"
+    done
+    echo "$l"
+}
+# the launchers bind with hwloc, which does not heed an affinity mask: each
+# node's processes see a topology of the node's cores only (HWLOC_XMLFILE),
+# as they would on a real node
+command -v lstopo-no-graphics >/dev/null ||
+    { echo "cluster.sh: lstopo-no-graphics not found (hwloc)" >&2; exit 2; }
+cpucase=
+for ((n = 0; n < nodes; n++)); do
+    taskset -c "$(cpus_of $n)" lstopo-no-graphics --restrict binding --of xml "$work/node$n.xml"
+    cpucase="$cpucase    node$n) cpus=$(cpus_of $n) ;;
+"
+done
+
+# the launcher: mpiexec's rsh launcher and Open MPI's rsh agent call it as
+# "launcher [options] HOST COMMAND"; COMMAND runs in HOST's namespace, on
+# HOST's cores, with HOST as its host name, the way ssh would run it there
+cat >"$work/rsh" <<EOF
+#!/bin/sh
+while [ \$# -gt 0 ]; do case \$1 in -*) shift ;; *) break ;; esac; done
+host=\$1
+shift
+case \$host in
+$cpucase    *) echo "cluster rsh: unknown host \$host" >&2; exit 255 ;;
+esac
+HWLOC_XMLFILE=$work/\$host.xml HWLOC_THISSYSTEM=1
+export HWLOC_XMLFILE HWLOC_THISSYSTEM
+exec ip netns exec "$id-n\${host#node}" taskset -c "\$cpus" unshare --uts sh -c 'hostname "\$0" && exec sh -c "\$1"' "\$host" "\$*"
+EOF
+chmod +x "$work/rsh"
+
+list=node0 slots=node0:$ppn
+for ((n = 1; n < nodes; n++)); do list="$list,node$n" slots="$slots,node$n:$ppn"; done
+
+read_counters() {       # -> "tx rx" per node, one line each
+    local n
+    for ((n = 0; n < nodes; n++)); do
+        ip netns exec "$(ns $n)" sh -c 'echo $(cat /sys/class/net/eth0/statistics/tx_bytes) $(cat /sys/class/net/eth0/statistics/rx_bytes)'
+    done
+}
+
+# ---------------------------------------------------------------- run
+# between nodes only TCP over eth0: neither libfabric nor UCX may use shared
+# memory between namespaces of one kernel (they would see one machine)
+envs=(CLUSTER_HOSTS="$list" CLUSTER_RSH="$work/rsh" FI_PROVIDER=tcp FI_TCP_IFACE=eth0
+    UCX_NET_DEVICES=eth0 UCX_TLS=tcp,self HOME="${HOME:-/root}")
+case $mode in
+    mpiexec)
+        cmd=("$prefix/bin/mpiexec" -launcher rsh -launcher-exec "$work/rsh" -hosts "$list"
+            -ppn "$ppn" -iface eth0 "$@") ;;
+    mpirun)
+        command -v mpirun.openmpi >/dev/null ||
+            { echo "cluster.sh: mpirun.openmpi not found (bench/install-peers.sh)" >&2; exit 2; }
+        cmd=(mpirun.openmpi --allow-run-as-root --mca plm_rsh_agent "$work/rsh"
+            --mca btl_tcp_if_include eth0 --mca oob_tcp_if_include eth0
+            --mca plm_rsh_no_tree_spawn 1 --host "$slots" "$@") ;;
+    run)
+        cmd=("$@") ;;
+esac
+before=$(read_counters)
+rc=0
+ip netns exec "$(ns 0)" env "${envs[@]}" timeout --foreground -k 10 "$tmo" "${cmd[@]}" || rc=$?
+after=$(read_counters)
+
+[ -n "$counters" ] && echo "node,tx_bytes,rx_bytes" >"$counters"
+paste -d' ' <(echo "$before") <(echo "$after") | awk -v f="$counters" '{
+    tx = $3 - $1; rx = $4 - $2
+    printf "cluster: node%d sent %d B, received %d B\n", NR - 1, tx, rx > "/dev/stderr"
+    if (f != "") printf "node%d,%d,%d\n", NR - 1, tx, rx >> f
+}'
+[ $rc = 124 ] && echo "cluster.sh: the command ran past --timeout $tmo s" >&2
+exit $rc

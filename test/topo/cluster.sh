@@ -1,0 +1,64 @@
+#!/bin/sh
+#
+# Smoke of the emulated cluster (bench/cluster.sh): 2 nodes of 2 processes,
+# each node a network namespace with its own shaped NIC, started by Hydra
+# through its rsh launcher.  MPICH must learn the 2 nodes from its process
+# manager (no MPIR_CVAR_NUM_CLIQUES), every allgather, bcast and allreduce
+# result is validated (the default selection and ours forced, a few sizes),
+# and each node's NIC must carry traffic, at least the per-node lower bound.
+# No timing claims.  Skipped (with the reason) where namespaces cannot be
+# made.
+# Usage: cluster.sh PREFIX DEVICE
+# Prints "ok N - what" / "not ok N - what" lines (TAP-like).
+
+set -u
+prefix=$1
+dev=$2
+top=$(cd "$(dirname "$0")/../.." && pwd)
+. "$top/test/topo/tap.sh"
+
+if [ "$(id -u)" != 0 ] || ! ip netns add "tc-probe-$$" >/dev/null 2>&1; then
+    echo "# skipped: network namespaces need root (ip netns add failed)"
+    tap_summary cluster
+    exit 0
+fi
+ip netns del "tc-probe-$$"
+
+"$prefix/bin/mpicc" -O2 -std=c99 -o "$tmp/coll_bench" "$top/bench/coll_bench.c" >"$tmp/out" 2>&1 ||
+    { notok "build bench/coll_bench.c"; tap_summary cluster; exit 1; }
+
+# cl ARGS...: 2 nodes x 2 processes at 1 Gbit/s; output in $tmp/out,
+# per-node NIC bytes in $tmp/nic.csv
+cl() {
+    timeout 600 "$top/bench/cluster.sh" --nodes 2 --ppn 2 --rate 1gbit --prefix "$prefix" \
+        --counters "$tmp/nic.csv" --timeout 500 mpiexec -n 4 -bind-to core "$@" >"$tmp/out" 2>&1
+    rc=$?
+}
+# rows ALG: CSV rows of that algorithm with status ok and no wrong result
+rows_ok() { grep -E "^[^,]*,[a-z]+,[a-z]+,4,[0-9]+,[0-9]+,[^,]*,[^,]*,[^,]*,0,$1,2,2,.*,ok$" "$tmp/out" | wc -l; }
+bench="$tmp/coll_bench -c all -m 4096 -M 1048576 -s 16 -i 3 -w 1 -T 0.05 -v -I eth0 -n 2"
+
+# 1. the default selection: 2 nodes seen, results right, ours selected
+#    where the built-in tuning says (allgather across nodes)
+cl -env MPIR_CVAR_COLL_TRACE 1 $bench -a default
+check "2 namespaces x 2: MPICH sees 2 nodes, default selection right at 4 KiB-1 MiB" \
+    '[ $rc = 0 ] && [ "$(rows_ok default)" = 9 ] && ! grep -q "fail:" "$tmp/out"'
+check "2 namespaces x 2: the built-in tuning picks topo_pipeline for allgather across the nodes" \
+    'grep -qE "^mpich-topo: +allgather +topo_pipeline +selection +parent +4" "$tmp/out"'
+# busiest node's bytes against its bound (column 19 and 20) for allgather
+# at 1 MiB: at least the bound, and not more than 3 times it
+check "per-node NIC counters: the busiest node sent at least its lower bound (allgather, 1 MiB)" \
+    'awk -F, '\''$2 == "allgather" && $5 == 1048576 && $11 == "default" { f = 1; if ($19 < $20 || $19 > 3 * $20) bad = 1 } END { exit !(f && !bad) }'\'' "$tmp/out"'
+check "each node's NIC carried the traffic (bench/cluster.sh --counters)" \
+    '[ "$(awk -F, '\''NR > 1 && $2 > 1048576 && $3 > 1048576'\'' "$tmp/nic.csv" | wc -l)" = 2 ]'
+
+# 2. ours forced (a silent fallback fails the row: FALLBACK=error)
+cl $bench -a topo_pipeline,topo_multileader,topo_ring,topo_tree
+check "2 namespaces x 2: topo_pipeline/multileader/ring/tree forced, every result right" \
+    '[ $rc = 0 ] && [ "$(rows_ok topo_pipeline)" = 9 ] && [ "$(rows_ok topo_multileader)" = 3 ] && [ "$(rows_ok topo_ring)" = 3 ] && [ "$(rows_ok topo_tree)" = 3 ] && ! grep -q "fail:" "$tmp/out"'
+
+# 3. nothing left behind
+check "no namespace, /etc/netns entry or /dev/shm segment left" \
+    '! ip netns list | grep -q "^tc[0-9]*-" && ! ls /etc/netns 2>/dev/null | grep -q "^tc[0-9]*-" && ! ls /dev/shm 2>/dev/null | grep -q -i -E "mpi|topo"'
+
+tap_summary cluster

@@ -66,6 +66,21 @@ tally() {
     tally_failed=${tf:-0}
 }
 
+# tap_script NAME LOG SCRIPT ARGS...: run one of test/topo/*.sh (sh) with
+# its output in LOG, count its ok/not ok lines, and count a non-zero exit
+# that no "not ok" line explains
+tap_script() {
+    ts_name=$1
+    ts_log=$2
+    shift 2
+    sh "$@" >"$ts_log" 2>&1
+    ts_rc=$?
+    tally "$ts_log" "$ts_name"
+    if [ $ts_rc != 0 ] && [ "$tally_failed" = 0 ]; then
+        note_result "$ts_name: $(basename "$1") exited $ts_rc" 1
+    fi
+}
+
 topo_ensure_deps || exit 1
 topo_autogen || exit 1
 
@@ -272,42 +287,17 @@ run_device() {      # device
     fi
 
     # selection through a user tuning file, and the error paths
-    sh "$top/test/topo/selection.sh" "$prefix" "$coll" "$dev" >"$builddir/selection.log" 2>&1
-    sel_rc=$?
-    tally "$builddir/selection.log" "ch4:$dev selection"
-    if [ $sel_rc != 0 ] && [ "$tally_failed" = 0 ]; then
-        note_result "ch4:$dev selection.sh exited $sel_rc" 1
-    fi
+    tap_script "ch4:$dev selection" "$builddir/selection.log" "$top/test/topo/selection.sh" "$prefix" "$coll" "$dev"
     # tuning files: every error case, warn, and the topology predicates
-    sh "$top/test/topo/tuning.sh" "$prefix" "$coll" "$dev" >"$builddir/tuning.log" 2>&1
-    tun_rc=$?
-    tally "$builddir/tuning.log" "ch4:$dev tuning"
-    if [ $tun_rc != 0 ] && [ "$tally_failed" = 0 ]; then
-        note_result "ch4:$dev tuning.sh exited $tun_rc" 1
-    fi
+    tap_script "ch4:$dev tuning" "$builddir/tuning.log" "$top/test/topo/tuning.sh" "$prefix" "$coll" "$dev"
     # the built-in tuning: ours where it should be, MPICH's elsewhere
-    sh "$top/test/topo/defaults.sh" "$prefix" "$dev" >"$builddir/defaults.log" 2>&1
-    def_rc=$?
-    tally "$builddir/defaults.log" "ch4:$dev defaults"
-    if [ $def_rc != 0 ] && [ "$tally_failed" = 0 ]; then
-        note_result "ch4:$dev defaults.sh exited $def_rc" 1
-    fi
+    tap_script "ch4:$dev defaults" "$builddir/defaults.log" "$top/test/topo/defaults.sh" "$prefix" "$dev"
     # "which algorithm ran": trace table, per-call lines, fallbacks, MPI_T
-    sh "$top/test/topo/trace.sh" "$prefix" "$coll" "$dev" >"$builddir/trace.log" 2>&1
-    tr_rc=$?
-    tally "$builddir/trace.log" "ch4:$dev trace"
-    if [ $tr_rc != 0 ] && [ "$tally_failed" = 0 ]; then
-        note_result "ch4:$dev trace.sh exited $tr_rc" 1
-    fi
+    tap_script "ch4:$dev trace" "$builddir/trace.log" "$top/test/topo/trace.sh" "$prefix" "$coll" "$dev"
     # the autotuner: known measurements route as measured, bad input is
     # rejected, a short real run writes files MPICH runs with (~30 s)
     if [ "$dev" = ofi ]; then
-        sh "$top/test/topo/autotune.sh" "$prefix" "$dev" >"$builddir/autotune.log" 2>&1
-        at_rc=$?
-        tally "$builddir/autotune.log" "ch4:$dev autotune"
-        if [ $at_rc != 0 ] && [ "$tally_failed" = 0 ]; then
-            note_result "ch4:$dev autotune.sh exited $at_rc" 1
-        fi
+        tap_script "ch4:$dev autotune" "$builddir/autotune.log" "$top/test/topo/autotune.sh" "$prefix" "$dev"
     fi
     # the benchmark suite's smoke run: every algorithm validated on 2-4
     # processes, forced ones seen in COLL_TRACE, bytes above the bound
@@ -318,29 +308,14 @@ run_device() {      # device
     # the emulated cluster: 2 network namespaces x 2 processes started by
     # Hydra, shaped NICs, every result validated, per-node NIC counters
     if [ "$dev" = ofi ]; then
-        sh "$top/test/topo/cluster.sh" "$prefix" "$dev" >"$builddir/cluster.log" 2>&1
-        cl_rc=$?
-        tally "$builddir/cluster.log" "ch4:$dev cluster"
-        if [ $cl_rc != 0 ] && [ "$tally_failed" = 0 ]; then
-            note_result "ch4:$dev test/topo/cluster.sh exited $cl_rc" 1
-        fi
+        tap_script "ch4:$dev cluster" "$builddir/cluster.log" "$top/test/topo/cluster.sh" "$prefix" "$dev"
     fi
     # fault injection: CMA refused mid-call, a process killed mid-call
-    sh "$top/test/topo/faults.sh" "$prefix" "$dev" >"$builddir/faults.log" 2>&1
-    fa_rc=$?
-    tally "$builddir/faults.log" "ch4:$dev faults"
-    if [ $fa_rc != 0 ] && [ "$tally_failed" = 0 ]; then
-        note_result "ch4:$dev faults.sh exited $fa_rc" 1
-    fi
+    tap_script "ch4:$dev faults" "$builddir/faults.log" "$top/test/topo/faults.sh" "$prefix" "$dev"
     # memcheck of the engine algorithms (ofi: its tcp provider runs cleanly
     # under valgrind; about a minute)
     if [ "$dev" = ofi ]; then
-        sh "$top/test/topo/valgrind.sh" "$dev" >"$builddir/valgrind.log" 2>&1
-        vg_rc=$?
-        tally "$builddir/valgrind.log" "ch4:$dev valgrind"
-        if [ $vg_rc != 0 ] && [ "$tally_failed" = 0 ]; then
-            note_result "ch4:$dev valgrind.sh exited $vg_rc" 1
-        fi
+        tap_script "ch4:$dev valgrind" "$builddir/valgrind.log" "$top/test/topo/valgrind.sh" "$dev"
     fi
     topo_check_shm_leaks "ch4:$dev" || note_result "ch4:$dev left segments in /dev/shm" 1
 }

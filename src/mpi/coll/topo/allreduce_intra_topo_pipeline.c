@@ -11,7 +11,7 @@
  * work is done by the shared-memory engine
  * (src/mpid/ch4/shm/topo/topo_allreduce_pipeline.c); this is its MPIR entry
  * point, which falls back to a stock algorithm where the engine cannot run
- * (non-commutative operations among others). */
+ * (user-defined operations among others). */
 int MPIR_Allreduce_intra_topo_pipeline(const void *sendbuf, void *recvbuf, MPI_Aint count,
                                        MPI_Datatype datatype, MPI_Op op, MPIR_Comm * comm_ptr,
                                        MPIR_Errflag_t * errflag)

@@ -198,10 +198,11 @@ generate_quick() {
     done
     say "gen_coll.py, extractcvars, tuning JSON, error messages, tuning-file names"
     generate_csel_names
-    python3 maint/gen_coll.py >/dev/null
-    (cd maint && ./configure >/dev/null)
-    ./maint/extractcvars --dirs="$(cat maint/cvardirs)" >/dev/null
-    sh maint/tuning/coll/json_gen.sh >/dev/null
+    # called where set -e does not hold: each generator's failure stops us
+    python3 maint/gen_coll.py >/dev/null || die "gen_coll.py failed"
+    (cd maint && ./configure >/dev/null) || die "maint/configure failed"
+    ./maint/extractcvars --dirs="$(cat maint/cvardirs)" >/dev/null || die "extractcvars failed"
+    sh maint/tuning/coll/json_gen.sh >/dev/null || die "json_gen.sh failed"
     maint/extracterrmsgs -careful=unusederr.txt -skip=src/util/multichannel/mpi.c \
         $(cat maint/errmsgdirs) >.topo-defmsg.tmp 2>.topo-defmsg.err || true
     if grep -v "Warning:" .topo-defmsg.err | grep -q . || [ ! -s .topo-defmsg.tmp ]; then

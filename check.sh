@@ -294,6 +294,9 @@ run_device() {      # device
     tap_script "ch4:$dev defaults" "$builddir/defaults.log" "$top/test/topo/defaults.sh" "$prefix" "$dev"
     # "which algorithm ran": trace table, per-call lines, fallbacks, MPI_T
     tap_script "ch4:$dev trace" "$builddir/trace.log" "$top/test/topo/trace.sh" "$prefix" "$coll" "$dev"
+    # MPIR_CVAR_CH4_YIELD_WHEN_IDLE: blocking waits yield when told to or
+    # oversubscribed, never otherwise
+    tap_script "ch4:$dev yield" "$builddir/yield.log" "$top/test/topo/yield.sh" "$prefix" "$dev"
     # the autotuner: known measurements route as measured, bad input is
     # rejected, a short real run writes files MPICH runs with (~30 s)
     if [ "$dev" = ofi ]; then

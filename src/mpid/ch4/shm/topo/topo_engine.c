@@ -107,8 +107,9 @@ cvars:
       scope       : MPI_T_SCOPE_ALL_EQ
       description : >-
         How many times the engine's waiting loops poll before each
-        sched_yield (rounded up to a power of two). -1 (default): 0 when the
-        node runs more processes than it has cores, 16384 otherwise.
+        sched_yield (rounded up to a power of two). -1 (default): 0 when
+        CH4's blocking waits yield (MPIR_CVAR_CH4_YIELD_WHEN_IDLE), 16384
+        otherwise.
 
     - name        : MPIR_CVAR_TOPO_DEBUG_ROUNDS_LEFT
       category    : TOPO
@@ -408,7 +409,6 @@ static int engine_setup(MPIR_Comm * comm, MPIR_Topo_comm_t * topo, MPIDI_Topo_en
     MPIR_Topo_layout_t *l;
     int rank = comm->rank, pos, k, fail = 0, any_fail = 0, use_cma;
     bool map_fail = false;
-    long ncpus;
     int spins;
     size_t ctrl_bytes, pg = (size_t) sysconf(_SC_PAGESIZE);
 
@@ -525,12 +525,11 @@ static int engine_setup(MPIR_Comm * comm, MPIR_Topo_comm_t * topo, MPIDI_Topo_en
         MPL_atomic_relaxed_store_uint64(&me->reduced, e->round);
     }
 
-    ncpus = sysconf(_SC_NPROCESSORS_ONLN);
     if (MPIR_CVAR_TOPO_SPINS_BEFORE_YIELD >= 0)
         spins = MPIR_CVAR_TOPO_SPINS_BEFORE_YIELD;
-    else
-        spins = (ncpus > 0 && MPIR_Process.local_size > ncpus) ||
-            (MPIR_CVAR_NUM_CLIQUES > 1 && ncpus > 0 && MPIR_Process.size > ncpus) ? 0 : 16384;
+    else    /* one waiting policy for MPICH's algorithms and ours */
+        spins = (MPIDI_yield_when_idle > 0 ||
+                 (MPIDI_yield_when_idle < 0 && MPIDI_yield_when_idle_resolve())) ? 0 : 16384;
     if (spins > 0) {
         int ceil = 1;
         MPL_is_pof2(MPL_MIN(spins, 1 << 30), &ceil);

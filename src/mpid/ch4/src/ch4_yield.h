@@ -1,0 +1,23 @@
+/*
+ * Copyright (C) by the mpich-topo authors. See COPYRIGHT in top-level directory.
+ */
+
+#ifndef CH4_YIELD_H_INCLUDED
+#define CH4_YIELD_H_INCLUDED
+
+#include <sched.h>
+
+/* Gives the processor away after an idle poll when
+ * MPIR_CVAR_CH4_YIELD_WHEN_IDLE says so (ch4_yield.c).  The policy is
+ * decided on the first idle poll, when the node's size is known. */
+extern int MPIDI_yield_when_idle;
+int MPIDI_yield_when_idle_resolve(void);
+
+#define MPIDI_IDLE_YIELD()                                              \
+    do {                                                                \
+        if (unlikely(MPIDI_yield_when_idle != 0) &&                     \
+            (MPIDI_yield_when_idle > 0 || MPIDI_yield_when_idle_resolve())) \
+            sched_yield();                                              \
+    } while (0)
+
+#endif /* CH4_YIELD_H_INCLUDED */

@@ -396,4 +396,52 @@ run $c2 $posix_cvar="$tmp/posix-bound.json" 4 "$probe"
 check "POSIX is_bound=yes, not bound: MPIR bcast on the node communicators (30 or more)" \
     'passed && [ "$(calls bcast binomial node 2)" -ge 30 ]'
 
+# MPIR_CVAR_COLLECTIVE_FALLBACK=error is about what the user chose.  MINLOC
+# on MPI_DOUBLE_INT within one node: the built-in tuning picks topo_pipeline
+# allreduce (the op is predefined), which cannot run without room for its
+# node segment (MPIR_CVAR_COLL_SHM_LIMIT_PER_NODE=1).  A file that leaves
+# allreduce out keeps that the built-in tuning's choice, so MPICH's
+# algorithm runs without an error; a file that names topo_pipeline for
+# allreduce makes it the user's, and the call fails saying why.
+cat >"$tmp/minloc.c" <<'EOF'
+#include <mpi.h>
+#include <stdio.h>
+int main(int argc, char **argv)
+{
+    struct { double v; int i; } in, out;
+    int rank, rc;
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    in.v = rank == 1 ? -1.0 : rank;
+    in.i = rank;
+    rc = MPI_Allreduce(&in, &out, 1, MPI_DOUBLE_INT, MPI_MINLOC, MPI_COMM_WORLD);
+    if (rc != MPI_SUCCESS) {
+        char msg[MPI_MAX_ERROR_STRING];
+        int len;
+        MPI_Error_string(rc, msg, &len);
+        printf("rank %d: error: %s\n", rank, msg);
+    } else if (rank == 0)
+        printf(out.v == -1.0 && out.i == 1 ? " No Errors\n" : " Found 1 errors\n");
+    MPI_Finalize();
+    return 0;
+}
+EOF
+if "$prefix/bin/mpicc" -o "$tmp/minloc" "$tmp/minloc.c" >"$tmp/out" 2>&1; then
+    mkfile "$tmp/bcast-only.json" none bcast '{"comm_type=intra": {"algorithm=MPIR_Bcast_intra_binomial": {}},
+        "comm_type=inter": {"algorithm=MPIR_Bcast_inter_remote_send_local_bcast": {}}}'
+    run MPIR_CVAR_COLLECTIVE_FALLBACK=error MPIR_CVAR_COLL_SHM_LIMIT_PER_NODE=1 \
+        $mpir_cvar="$tmp/bcast-only.json" 2 "$tmp/minloc"
+    check "FALLBACK=error, a file without allreduce: built-in topo_pipeline cannot run, MPICH's runs, no error" \
+        'passed && ! has "cannot run here" && has "allreduce  topo_pipeline"'
+    mkfile "$tmp/ar-topo.json" none allreduce '{"comm_type=intra": {"algorithm=MPIR_Allreduce_intra_topo_pipeline": {}},
+        "comm_type=inter": {"algorithm=MPIR_Allreduce_inter_reduce_exchange_bcast": {}}}'
+    run MPIR_CVAR_COLLECTIVE_FALLBACK=error MPIR_CVAR_COLL_SHM_LIMIT_PER_NODE=1 \
+        $mpir_cvar="$tmp/ar-topo.json" 2 "$tmp/minloc"
+    check "FALLBACK=error, a file naming topo_pipeline for allreduce: the same call fails in MPIR_Topo_cannot_run" \
+        'has "rank 0: error: " && has "rank 1: error: " && has "MPIR_Topo_cannot_run" && ! has " No Errors"'
+else
+    notok "build the MINLOC program"
+fi
+
 [ $fails = 0 ]

@@ -242,12 +242,15 @@ check "one node: every allreduce (commutative op, count > 0) is topo_pipeline" \
 check "one node: allgather topo_pipeline below 32 KiB in all, MPICH's tree above" \
     'valid && sel allgather topo_pipeline parent 2 && sizes allgather topo_pipeline parent 2 | grep -q "8K-<16K B" && ! sizes allgather topo_pipeline parent 2 | grep -qE "64K-" && sizes allgather recursive_doubling parent 2 | grep -q "64K-<128K B" && sizes allgather ring parent 2 | grep -q "4M-<8192K B"'
 
-# 2. two emulated nodes with two processes each (round-robin placement)
-run MPIR_CVAR_NUM_CLIQUES=2 4 $bench -M 262144
+# 2. two emulated nodes with two processes each (round-robin placement),
+#    16 B to 512 KiB
+run MPIR_CVAR_NUM_CLIQUES=2 4 $bench -M 1048576
 check "2 nodes x 2: allgather topo_pipeline (each node's data crosses the network once)" \
     'valid && sel allgather topo_pipeline parent 4 && ! grep -qE "^mpich-topo: +allgather +(ring|brucks|recursive_doubling) +selection +parent +4:" "$tmp/out"'
-check "2 nodes x 2: bcast and allreduce stay MPICH's" \
-    'valid && ! sel bcast topo_pipeline parent 4 && ! sel allreduce topo_pipeline parent 4 && grep -qE "^mpich-topo: +bcast +[a-z_]+ +selection +node_roots" "$tmp/out"'
+check "2 nodes x 2: bcast stays MPICH's" \
+    'valid && ! sel bcast topo_pipeline parent 4 && grep -qE "^mpich-topo: +bcast +[a-z_]+ +selection +node_roots" "$tmp/out"'
+check "2 nodes x 2: allreduce topo_pipeline from 256 KiB (the 512 KiB calls only), MPICH's composition below" \
+    'valid && sizes allreduce topo_pipeline parent 4 | grep -qE "sizes 512K-<1024K B: [0-9]+$" && sizes allreduce reduce_scatter_allgather node_roots 2 | grep -q "64K-<128K B"'
 
 # 3. one process per node: nothing of ours (it would only run the same
 #    network step)

@@ -8,8 +8,8 @@
 # within a node, TCP over the shaped NIC between nodes.
 #
 #   bench/cluster.sh [--nodes N] [--ppn P] [--rate RATE] [--delay DELAY]
-#                    [--counters FILE] [--timeout SEC] [--prefix DIR]
-#                    mpiexec|mpirun|run ARGS...
+#                    [--placement block|cyclic] [--counters FILE]
+#                    [--timeout SEC] [--prefix DIR] mpiexec|mpirun|run ARGS...
 #
 #   mpiexec ARGS  our mpiexec (DIR/bin/mpiexec, default install-ofi) with
 #                 -launcher rsh into the nodes, -hosts node0,... and -ppn P;
@@ -20,8 +20,10 @@
 #                 CLUSTER_RSH (the launcher to give mpiexec/mpirun) set
 #
 #   --nodes N       nodes (default 2)
-#   --ppn P         processes per node, ranks by block (default 1); node K's
-#                   processes run on cores K*P .. K*P+P-1 modulo the cores
+#   --ppn P         processes per node (default 1); node K's processes run
+#                   on cores K*P .. K*P+P-1 modulo the cores
+#   --placement PL  ranks by block (default: node0 has ranks 0..P-1) or
+#                   cyclic (rank r on node r mod N)
 #   --rate RATE     each NIC's rate per direction, tc units (default 1gbit);
 #                   off: no shaping (veth at memory speed)
 #   --delay DELAY   one-way delay added on each node's egress (default 0);
@@ -29,6 +31,12 @@
 #   --counters FILE per node, the bytes its NIC sent and received during the
 #                   command, as CSV (node,tx_bytes,rx_bytes); also printed
 #   --timeout SEC   end the command after SEC seconds (default 1800)
+#   --quiet         do not print the per-node byte counts
+#
+# Where the nodes' processes outnumber this machine's cores, every MPI waits
+# the same way: MPICH's blocking waits and our engine yield the processor
+# when idle (MPIR_CVAR_CH4_YIELD_WHEN_IDLE=on) and so does Open MPI
+# (mpi_yield_when_idle 1), unless the caller's environment says otherwise.
 #
 # Needs root (namespaces, veth, tc). Everything the run creates (namespaces,
 # their interfaces and addresses, /etc/netns/<name>) is removed when it ends,
@@ -43,7 +51,9 @@ rate=1gbit
 delay=
 counters=
 tmo=1800
+placement=block
 prefix=$top/install-ofi
+quiet=no
 while [ $# -gt 0 ]; do
     case $1 in
         --nodes) nodes=$2; shift 2 ;;
@@ -51,9 +61,11 @@ while [ $# -gt 0 ]; do
         --rate) rate=$2; shift 2 ;;
         --delay) delay=$2; shift 2 ;;
         --counters) counters=$2; shift 2 ;;
+        --placement) placement=$2; shift 2 ;;
         --timeout) tmo=$2; shift 2 ;;
+        --quiet) quiet=yes; shift ;;
         --prefix) prefix=$2; shift 2 ;;
-        -h|--help) sed -n '2,32p' "$0"; exit 0 ;;
+        -h|--help) sed -n '2,40p' "$0"; exit 0 ;;
         mpiexec|mpirun|run) break ;;
         *) echo "cluster.sh: unknown option '$1' (--help)" >&2; exit 2 ;;
     esac
@@ -64,6 +76,7 @@ shift
 case $nodes in ''|*[!0-9]*|0) echo "cluster.sh: --nodes needs a number from 1 to 200" >&2; exit 2 ;; esac
 [ "$nodes" -le 200 ] || { echo "cluster.sh: --nodes needs a number from 1 to 200" >&2; exit 2; }
 case $ppn in ''|*[!0-9]*|0) echo "cluster.sh: --ppn needs a positive number" >&2; exit 2 ;; esac
+case $placement in block|cyclic) ;; *) echo "cluster.sh: --placement is block or cyclic" >&2; exit 2 ;; esac
 [ "$(id -u)" = 0 ] || { echo "cluster.sh: needs root (network namespaces)" >&2; exit 2; }
 for t in ip tc unshare timeout taskset; do
     command -v $t >/dev/null || { echo "cluster.sh: $t not found (iproute2, util-linux, coreutils)" >&2; exit 2; }
@@ -161,7 +174,9 @@ done
 
 # the launcher: mpiexec's rsh launcher and Open MPI's rsh agent call it as
 # "launcher [options] HOST COMMAND"; COMMAND runs in HOST's namespace, on
-# HOST's cores, with HOST as its host name, the way ssh would run it there
+# HOST's cores, with HOST as its host name and a /dev/shm of HOST's own, the
+# way ssh would run it there: shared memory between two nodes fails here as
+# it would on a cluster, instead of working through the machine's /dev/shm
 cat >"$work/rsh" <<EOF
 #!/bin/sh
 while [ \$# -gt 0 ]; do case \$1 in -*) shift ;; *) break ;; esac; done
@@ -172,7 +187,7 @@ $cpucase    *) echo "cluster rsh: unknown host \$host" >&2; exit 255 ;;
 esac
 HWLOC_XMLFILE=$work/\$host.xml HWLOC_THISSYSTEM=1
 export HWLOC_XMLFILE HWLOC_THISSYSTEM
-exec ip netns exec "$id-n\${host#node}" taskset -c "\$cpus" unshare --uts sh -c 'hostname "\$0" && exec sh -c "\$1"' "\$host" "\$*"
+exec ip netns exec "$id-n\${host#node}" taskset -c "\$cpus" unshare --uts --mount --propagation private sh -c 'mount -t tmpfs -o mode=1777 tmpfs /dev/shm && hostname "\$0" && exec sh -c "\$1"' "\$host" "\$*"
 EOF
 chmod +x "$work/rsh"
 
@@ -191,16 +206,23 @@ read_counters() {       # -> "tx rx" per node, one line each
 # memory between namespaces of one kernel (they would see one machine)
 envs=(CLUSTER_HOSTS="$list" CLUSTER_RSH="$work/rsh" FI_PROVIDER=tcp FI_TCP_IFACE=eth0
     UCX_NET_DEVICES=eth0 UCX_TLS=tcp,self HOME="${HOME:-/root}")
+over=no
+[ $((nodes * ppn)) -gt "$ncores" ] && over=yes
+[ $over = yes ] && [ -z "${MPIR_CVAR_CH4_YIELD_WHEN_IDLE:-}" ] && envs+=(MPIR_CVAR_CH4_YIELD_WHEN_IDLE=on)
+ompi=()
+[ $over = yes ] && [ -z "${OMPI_MCA_mpi_yield_when_idle:-}" ] && ompi+=(--mca mpi_yield_when_idle 1)
+# hydra fills each host with -ppn processes before the next, round robin
+[ "$placement" = cyclic ] && ompi+=(--map-by node)
 case $mode in
     mpiexec)
         cmd=("$prefix/bin/mpiexec" -launcher rsh -launcher-exec "$work/rsh" -hosts "$list"
-            -ppn "$ppn" -iface eth0 "$@") ;;
+            -ppn "$([ "$placement" = cyclic ] && echo 1 || echo "$ppn")" -iface eth0 "$@") ;;
     mpirun)
         command -v mpirun.openmpi >/dev/null ||
             { echo "cluster.sh: mpirun.openmpi not found (bench/install-peers.sh)" >&2; exit 2; }
         cmd=(mpirun.openmpi --allow-run-as-root --mca plm_rsh_agent "$work/rsh"
             --mca btl_tcp_if_include eth0 --mca oob_tcp_if_include eth0
-            --mca plm_rsh_no_tree_spawn 1 --host "$slots" "$@") ;;
+            --mca plm_rsh_no_tree_spawn 1 --host "$slots" "${ompi[@]}" "$@") ;;
     run)
         cmd=("$@") ;;
 esac
@@ -210,9 +232,9 @@ ip netns exec "$(ns 0)" env "${envs[@]}" timeout --foreground -k 10 "$tmo" "${cm
 after=$(read_counters)
 
 [ -n "$counters" ] && echo "node,tx_bytes,rx_bytes" >"$counters"
-paste -d' ' <(echo "$before") <(echo "$after") | awk -v f="$counters" '{
+paste -d' ' <(echo "$before") <(echo "$after") | awk -v f="$counters" -v q=$quiet '{
     tx = $3 - $1; rx = $4 - $2
-    printf "cluster: node%d sent %d B, received %d B\n", NR - 1, tx, rx > "/dev/stderr"
+    if (q != "yes") printf "cluster: node%d sent %d B, received %d B\n", NR - 1, tx, rx > "/dev/stderr"
     if (f != "") printf "node%d,%d,%d\n", NR - 1, tx, rx >> f
 }'
 [ $rc = 124 ] && echo "cluster.sh: the command ran past --timeout $tmo s" >&2

@@ -57,7 +57,24 @@ cl $bench -a topo_pipeline,topo_multileader,topo_ring,topo_tree
 check "2 namespaces x 2: topo_pipeline/multileader/ring/tree forced, every result right" \
     '[ $rc = 0 ] && [ "$(rows_ok topo_pipeline)" = 9 ] && [ "$(rows_ok topo_multileader)" = 3 ] && [ "$(rows_ok topo_ring)" = 3 ] && [ "$(rows_ok topo_tree)" = 3 ] && ! grep -q "fail:" "$tmp/out"'
 
-# 3. nothing left behind
+# 3. cyclic placement (--placement cyclic): ranks 0 and 2 on node0; the
+#    benchmark checks the placement with MPI_COMM_TYPE_SHARED (-p cyclic)
+#    and every result; the default selection across the nodes
+timeout 600 "$top/bench/cluster.sh" --nodes 2 --ppn 2 --rate 1gbit --prefix "$prefix" --placement cyclic \
+    --timeout 500 mpiexec -n 4 -bind-to core $bench -a default -p cyclic -P >"$tmp/out" 2>&1
+rc=$?
+check "--placement cyclic: ranks alternate between the namespaces, default selection right" \
+    '[ $rc = 0 ] && [ "$(grep -cE "^[^,]*,[a-z]+,cyclic,4,[0-9]+,[0-9]+,[^,]*,[^,]*,[^,]*,0,default,2,2,.*,ok$" "$tmp/out")" = 9 ] && ! grep -q "asked for\|fail:" "$tmp/out"'
+
+# 4. each node has a /dev/shm of its own, as on a cluster: each process
+#    sees its node's 2 files, never the other node's
+timeout 300 "$top/bench/cluster.sh" --nodes 2 --ppn 2 --rate off --prefix "$prefix" --quiet --timeout 200 \
+    mpiexec -n 4 sh -c 'touch /dev/shm/cl-probe-$$; sleep 1; ls /dev/shm | grep -c "^cl-probe-"' >"$tmp/out" 2>&1
+rc=$?
+check "a /dev/shm per node: each process sees its own node's files only" \
+    '[ $rc = 0 ] && [ "$(grep -cx 2 "$tmp/out")" = 4 ]'
+
+# 5. nothing left behind
 check "no namespace, /etc/netns entry or /dev/shm segment left" \
     '! ip netns list | grep -q "^tc[0-9]*-" && ! ls /etc/netns 2>/dev/null | grep -q "^tc[0-9]*-" && ! ls /dev/shm 2>/dev/null | grep -q -i -E "mpi|topo"'
 

@@ -11,11 +11,14 @@
 #   4. allgather, bcast and allreduce timings: stock MPICH 4.0.2's default
 #      selection, mpich-topo's default, stock algorithms forced, and the new
 #      topo_ring / topo_tree / topo_pipeline forced, with ratios to stock.
-# The processes are placed round-robin over 2 emulated nodes
-# (MPIR_CVAR_NUM_CLIQUES=2), bound to cores: the placement where rank order
-# and locality disagree. By default the ch4:ofi build is used with
-# FI_PROVIDER=tcp, so traffic between the emulated nodes really crosses the
-# loopback network (with ch4:ucx it would take UCX's shared memory).
+# The processes are placed round-robin over 2 nodes, bound to cores: the
+# placement where rank order and locality disagree. As root, with ch4:ofi,
+# the nodes are an emulated cluster (bench/cluster.sh): 2 network
+# namespaces whose NICs are shaped to 1 Gbit/s, so MPICH learns the nodes
+# from Hydra and its traffic between them crosses a network slower than
+# memory. Elsewhere they are emulated nodes on one (MPIR_CVAR_NUM_CLIQUES=2)
+# with traffic over loopback TCP (FI_PROVIDER=tcp; with ch4:ucx it would
+# take UCX's shared memory).
 #
 # Usage: ./demo.sh [-n NPROCS] [--max BYTES] [--device ofi|ucx]
 # Output is also kept in build-DEVICE/demo/ (CSV per run).
@@ -52,23 +55,48 @@ mkdir -p "$out"
 sh maint/stock-tuning.sh "$out/stock"
 stock="MPIR_CVAR_COLL_SELECTION_TUNING_JSON_FILE=$out/stock/mpir.json MPIR_CVAR_CH4_COLL_SELECTION_TUNING_JSON_FILE=$out/stock/ch4.json"
 
-export MPIR_CVAR_NUM_CLIQUES=2
 [ "$dev" = ofi ] && export FI_PROVIDER=tcp
-launch() { "$prefix/bin/mpiexec" -n "$np" -bind-to core "$@"; }
+# launch PROGRAM ARGS: on the emulated cluster where this machine allows it
+cluster=no
+if [ "$dev" = ofi ] && [ "$(id -u)" = 0 ] && ip netns add "demo-probe-$$" >/dev/null 2>&1; then
+    ip netns del "demo-probe-$$"
+    cluster=yes
+fi
+if [ $cluster = yes ]; then
+    nodes_desc="2 namespaces with 1 Gbit/s NICs (bench/cluster.sh)"
+    nic=eth0
+    launch() {
+        bash "$top/bench/cluster.sh" --quiet --nodes 2 --ppn $(((np + 1) / 2)) --placement cyclic \
+            --rate 1gbit --prefix "$prefix" mpiexec -n "$np" -bind-to core "$@"
+    }
+else
+    nodes_desc="2 emulated nodes on one (MPIR_CVAR_NUM_CLIQUES=2)"
+    nic=lo
+    export MPIR_CVAR_NUM_CLIQUES=2
+    launch() { "$prefix/bin/mpiexec" -n "$np" -bind-to core "$@"; }
+fi
+# with_env NAME=VALUE... -- PROGRAM ARGS: launch with those settings
+with_env() {
+    (
+        while [ "$1" != -- ]; do export "$1"; shift; done
+        shift
+        launch "$@"
+    )
+}
 
 echo
-echo "== mpich-topo demo (ch4:$dev): $np processes, round-robin over 2 emulated nodes, bound to cores"
+echo "== mpich-topo demo (ch4:$dev): $np processes, round-robin over $nodes_desc, bound to cores"
 echo "   machine: $(nproc) cores, $(lscpu 2>/dev/null | sed -n 's/^NUMA node(s): *//p' || echo '?') NUMA node(s)"
 echo
 echo "== 1. the topology mpich-topo builds (MPIR_CVAR_TOPO_PRINT=1)"
-MPIR_CVAR_TOPO_PRINT=1 MPIR_CVAR_ALLGATHER_INTRA_ALGORITHM=topo_ring \
-    launch "$out/coll_bench" -c allgather -m 8 -M 8 -i 1 -w 0 2>&1 >/dev/null |
+with_env MPIR_CVAR_TOPO_PRINT=1 MPIR_CVAR_ALLGATHER_INTRA_ALGORITHM=topo_ring -- \
+    "$out/coll_bench" -c allgather -m 8 -M 8 -i 1 -w 0 2>&1 >/dev/null |
     grep 'mpich-topo' | head -20
 
 echo
 echo "== 2. what mpich-topo's default selection picks (MPIR_CVAR_COLL_TRACE=1)"
 for c in allgather bcast; do
-    MPIR_CVAR_COLL_TRACE=1 launch "$out/coll_bench" -c $c -m 1024 -M "$max" -i 10 -w 1 2>&1 >/dev/null |
+    with_env MPIR_CVAR_COLL_TRACE=1 -- "$out/coll_bench" -c $c -m 1024 -M "$max" -i 10 -w 1 2>&1 >/dev/null |
         grep -E "mpich-topo: +$c " | sed 's/^mpich-topo: */   /'
 done
 echo "   (bcast: with device collectives on, CH4 runs these on its node/node_roots"
@@ -79,14 +107,14 @@ if [ "$dev" = ofi ] && [ -r /sys/class/net/lo/statistics/tx_bytes ]; then
         # coll_bench -n: loopback bytes around k back-to-back calls minus the
         # same without calls (the benchmark's untimed priming calls excluded)
         c=$1; m=$2; k=$3; shift 3
-        env "$@" "$prefix/bin/mpiexec" -n "$np" -bind-to core "$out/coll_bench" -c "$c" \
-            -m "$m" -M "$m" -n "$k" -i 1 -w 0 | awk -F, '$17 ~ /^[0-9]+$/ { print $17; exit }'
+        with_env "$@" -- "$out/coll_bench" -c "$c" \
+            -m "$m" -M "$m" -n "$k" -I $nic -i 1 -w 0 | awk -F, '$17 ~ /^[0-9]+$/ { print $17; exit }'
     }
     m=1048576
     nn=2
     ppn=$((np / nn))
     echo
-    echo "== 3. bytes on the emulated network per call (loopback counters, minus a run"
+    echo "== 3. bytes on the network per call ($nic counters, minus a run"
     echo "      with zero calls), m = $m bytes, $nn nodes x $ppn processes, lower bounds:"
     echo "      allgather N(N-1)Pm = $((nn * (nn - 1) * ppn * m)), bcast (N-1)m = $(((nn - 1) * m))"
     ag_bound=$((nn * (nn - 1) * ppn * m))
@@ -114,7 +142,7 @@ run_set() {   # coll label CVAR=value ...
     c=$1
     lbl=$2
     shift 2
-    env "$@" "$prefix/bin/mpiexec" -n "$np" -bind-to core "$out/coll_bench" -c "$c" \
+    with_env "$@" -- "$out/coll_bench" -c "$c" \
         -m 1024 -M "$max" -i 40 -w 3 -v -l "$lbl" >"$out/$c-$lbl.csv"
     if awk -F, '$10 != 0 { bad = 1 } END { exit bad }' "$out/$c-$lbl.csv"; then :; else
         echo "   ERROR: $c $lbl returned wrong results" >&2

@@ -37,8 +37,24 @@ int MPIR_Topo_allgather_entry(const void *sendbuf, MPI_Aint sendcount, MPI_Datat
         goto fallback;
 
 #ifdef MPIR_TOPO_HAVE_ENGINE
-    mpi_errno = MPIDI_Topo_allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
-                                     comm_ptr, multileader, &why_not, errflag);
+    {
+        /* GPU memory is staged through host memory, as in bcast */
+        MPI_Aint rcount = recvcount * comm_ptr->local_size;
+        void *hsend = sendbuf == MPI_IN_PLACE ? NULL :
+            MPIR_gpu_host_swap(sendbuf, sendcount, sendtype);
+        void *hrecv = sendbuf == MPI_IN_PLACE ? MPIR_gpu_host_swap(recvbuf, rcount, recvtype) :
+            MPIR_gpu_host_alloc(recvbuf, rcount, recvtype);
+
+        mpi_errno = MPIDI_Topo_allgather(hsend ? hsend : sendbuf, sendcount, sendtype,
+                                         hrecv ? hrecv : recvbuf, recvcount, recvtype, comm_ptr,
+                                         multileader, &why_not, errflag);
+        if (hsend)
+            MPIR_gpu_host_free(hsend, sendcount, sendtype);
+        if (hrecv && mpi_errno == MPI_SUCCESS && why_not == NULL)
+            MPIR_gpu_swap_back(hrecv, recvbuf, rcount, recvtype);
+        else if (hrecv)
+            MPIR_gpu_host_free(hrecv, rcount, recvtype);
+    }
     if (mpi_errno || why_not == NULL)
         goto fn_exit;
 #else

@@ -30,8 +30,19 @@ int MPIR_Bcast_intra_topo_pipeline(void *buffer, MPI_Aint count, MPI_Datatype da
         goto fallback;
 
 #ifdef MPIR_TOPO_HAVE_ENGINE
-    mpi_errno = MPIDI_Topo_bcast_pipeline(buffer, count, datatype, root, comm_ptr, &why_not,
-                                          errflag);
+    {
+        /* GPU memory never reaches the engine's memcpy or CMA reads: it is
+         * staged through host memory (NULL for host memory), so that every
+         * process runs the engine whatever its buffer */
+        void *host = MPIR_gpu_host_swap(buffer, count, datatype);
+
+        mpi_errno = MPIDI_Topo_bcast_pipeline(host ? host : buffer, count, datatype, root,
+                                              comm_ptr, &why_not, errflag);
+        if (host && mpi_errno == MPI_SUCCESS && why_not == NULL)
+            MPIR_gpu_swap_back(host, buffer, count, datatype);
+        else if (host)
+            MPIR_gpu_host_free(host, count, datatype);
+    }
     if (mpi_errno || why_not == NULL)
         goto fn_exit;
 #else

@@ -13,7 +13,12 @@
  *                     "fault: rank R: success", and "fault: cma refused" on
  *                     the ranks whose reads the kernel refused, if known.
  *   fault kill BYTES  allgathers in a loop; rank 1 kills itself (SIGKILL)
- *                     on its third call: the job must end. */
+ *                     on its third call: the job must end.
+ *   fault nomem BYTES run with MPIR_CVAR_TOPO_DEBUG_SETUP_NOMEM=1: rank 1
+ *                     cannot allocate while the engine sets itself up: the
+ *                     first allgather must return an error on every process
+ *                     ("fault: rank R: call 0: error class K"), the second
+ *                     fall back alike, and a stock collective still work. */
 
 #include "mpi.h"
 #include <linux/capability.h>
@@ -57,6 +62,20 @@ int main(int argc, char **argv)
             MPI_Allgather(send, (int) m, MPI_BYTE, recv, (int) m, MPI_BYTE, MPI_COMM_WORLD);
         }
         printf("fault: rank %d: finished the loop\n", rank);
+    } else if (argc > 1 && strcmp(argv[1], "nomem") == 0) {
+        long sum = 0;
+        for (int c = 0; c < 2; c++) {
+            int err = MPI_Allgather(send, (int) m, MPI_BYTE, recv, (int) m, MPI_BYTE,
+                                    MPI_COMM_WORLD);
+            int cls = MPI_SUCCESS;
+            MPI_Error_class(err, &cls);
+            printf("fault: rank %d: call %d: %s class %d\n", rank, c,
+                   err == MPI_SUCCESS ? "success" : "error", cls);
+        }
+        MPI_Reduce(&m, &sum, 1, MPI_LONG, MPI_SUM, 0, MPI_COMM_WORLD);
+        if (rank == 0)
+            printf("fault: afterwards a reduce %s\n", sum == m * size ? "works" : "is wrong");
+        fflush(stdout);
     } else {
         int err = MPI_Allgather(send, (int) m, MPI_BYTE, recv, (int) m, MPI_BYTE,
                                 MPI_COMM_WORLD);

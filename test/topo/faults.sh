@@ -50,7 +50,23 @@ check "SIGKILL of one process mid-call: the job ends within 60 s with a failure"
     '[ "$rc" != 124 ] && [ "$rc" != 0 ]'
 check "SIGKILL of one process mid-call: /dev/shm left clean" 'shm_clean'
 
-# 3. limits: a direct-mode (CMA) bcast of 4 MiB in 256-byte chunks on 2
+# 3. setup that fails on one process alone (rank 1 cannot allocate):
+#    every process returns an error from that call (rank 1 MPI_ERR_NO_MEM,
+#    class 34, the others MPI_ERR_OTHER, class 15), nobody waits for it;
+#    the next call falls back to MPICH's algorithm everywhere alike
+for cl in 1 2; do
+    # shellcheck disable=SC2086
+    run $agp MPIR_CVAR_TOPO_DEBUG_SETUP_NOMEM=1 MPIR_CVAR_NUM_CLIQUES=$cl \
+        MPIR_CVAR_CLIQUES_BY_BLOCK=1 4 "$tmp/fault" nomem 4096
+    nnomem=$(grep -c '^fault: rank 1: call 0: error class 34$' "$tmp/out")
+    nother=$(grep -c '^fault: rank [023]: call 0: error class 15$' "$tmp/out")
+    nnext=$(grep -c '^fault: rank [0-3]: call 1: success class 0$' "$tmp/out")
+    check "setup fails on rank 1 alone ($cl node(s)): every process returns an error, no hang" \
+        '[ "$rc" = 0 ] && [ "$nnomem" = 1 ] && [ "$nother" = 3 ] && [ "$nnext" = 4 ] &&
+         grep -q "^fault: afterwards a reduce works" "$tmp/out"'
+done
+
+# 4. limits: a direct-mode (CMA) bcast of 4 MiB in 256-byte chunks on 2
 #    emulated nodes x 2, one leader per node: 16384 chunks for one leader
 #    through a window of 16 requests (it posted one receive per chunk and,
 #    at 256 MiB, asserted "req != NULL").  (Over 2^20 chunks, the step

@@ -112,6 +112,24 @@ static void print_topology(MPIR_Comm * comm, MPIR_Topo_comm_t * topo, const MPIR
     fflush(stderr);
 }
 
+int MPIR_Topo_agree(MPIR_Comm * comm, int failed, MPIR_Errflag_t * errflag)
+{
+    int mpi_errno, any = 0;
+
+    /* a concrete algorithm, as below */
+    mpi_errno = MPIR_Allreduce_intra_recursive_doubling(&failed, &any, 1, MPI_INT, MPI_MAX, comm,
+                                                        errflag);
+    if (mpi_errno)
+        return mpi_errno;
+    if (failed)
+        return MPIR_Err_create_code(MPI_SUCCESS, MPIR_ERR_RECOVERABLE, __func__, __LINE__,
+                                    MPI_ERR_NO_MEM, "**nomem", NULL);
+    if (any)
+        return MPIR_Err_create_code(MPI_SUCCESS, MPIR_ERR_RECOVERABLE, __func__, __LINE__,
+                                    MPI_ERR_OTHER, "**topo_peer_nomem", NULL);
+    return MPI_SUCCESS;
+}
+
 int MPIR_Topo_comm_get(MPIR_Comm * comm, MPIR_Topo_comm_t ** topo_out, MPIR_Errflag_t * errflag)
 {
     int mpi_errno = MPI_SUCCESS;
@@ -126,8 +144,12 @@ int MPIR_Topo_comm_get(MPIR_Comm * comm, MPIR_Topo_comm_t ** topo_out, MPIR_Errf
         goto fn_exit;
     }
 
+    /* what can fail on one process alone is agreed on before and after
+     * the allgather, so that all members go on, or return an error, alike */
     locs = MPL_malloc(p * sizeof(MPIR_Topo_loc_t), MPL_MEM_COLL);
-    MPIR_ERR_CHKANDJUMP(locs == NULL, mpi_errno, MPI_ERR_OTHER, "**nomem");
+    topo = MPIR_Topo_comm_struct(comm);
+    mpi_errno = MPIR_Topo_agree(comm, locs == NULL || topo == NULL, errflag);
+    MPIR_ERR_CHECK(mpi_errno);
     MPIR_Topo_get_my_loc(comm, &my_loc);
 
     /* A concrete algorithm, not MPIR_Allgather: the user may have forced a
@@ -136,10 +158,8 @@ int MPIR_Topo_comm_get(MPIR_Comm * comm, MPIR_Topo_comm_t ** topo_out, MPIR_Errf
                                             TOPO_LOC_INTS, MPI_INT, comm, errflag);
     MPIR_ERR_CHECK(mpi_errno);
 
-    topo = MPIR_Topo_comm_struct(comm);
-    MPIR_ERR_CHKANDJUMP(topo == NULL, mpi_errno, MPI_ERR_OTHER, "**nomem");
-    if (MPIR_Topo_map_create(p, locs, &topo->map) != 0)
-        MPIR_ERR_SETANDJUMP(mpi_errno, MPI_ERR_OTHER, "**topo_build");
+    mpi_errno = MPIR_Topo_agree(comm, MPIR_Topo_map_create(p, locs, &topo->map) != 0, errflag);
+    MPIR_ERR_CHECK(mpi_errno);
     topo->locs = locs;
     locs = NULL;
     *topo_out = topo;
@@ -151,6 +171,10 @@ int MPIR_Topo_comm_get(MPIR_Comm * comm, MPIR_Topo_comm_t ** topo_out, MPIR_Errf
     MPL_free(locs);
     return mpi_errno;
   fn_fail:
+    if (topo && topo->map) {
+        MPIR_Topo_map_free(topo->map);
+        topo->map = NULL;
+    }
     goto fn_exit;
 }
 

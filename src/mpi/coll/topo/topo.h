@@ -37,6 +37,10 @@ typedef struct MPIR_Topo_comm {
     MPIR_Csel_topo_facts_t csel;
 } MPIR_Topo_comm_t;
 
+/* Collective: what failed on one process alone (failed != 0, an
+ * allocation) is learnt by all; returns MPI_ERR_NO_MEM on a process that
+ * failed, an error naming a peer on the others, MPI_SUCCESS when none did. */
+int MPIR_Topo_agree(MPIR_Comm * comm, int failed, MPIR_Errflag_t * errflag);
 /* Collective over comm the first time (allgathers the members' locations),
  * local afterwards. */
 int MPIR_Topo_comm_get(MPIR_Comm * comm, MPIR_Topo_comm_t ** topo, MPIR_Errflag_t * errflag);

@@ -111,6 +111,19 @@ cvars:
         CH4's blocking waits yield (MPIR_CVAR_CH4_YIELD_WHEN_IDLE), 16384
         otherwise.
 
+    - name        : MPIR_CVAR_TOPO_DEBUG_SETUP_NOMEM
+      category    : TOPO
+      type        : int
+      default     : -1
+      class       : none
+      verbosity   : MPI_T_VERBOSITY_MPIDEV_DETAIL
+      scope       : MPI_T_SCOPE_LOCAL
+      description : >-
+        For testing only: the process of this rank in MPI_COMM_WORLD acts as
+        if it could not allocate memory while the engine sets itself up on
+        a communicator, so that tests see every member return an error
+        rather than wait for it. -1 (default): never.
+
     - name        : MPIR_CVAR_TOPO_DEBUG_ROUNDS_LEFT
       category    : TOPO
       type        : int
@@ -310,13 +323,15 @@ static void engine_free(void *ptr)
     MPL_free(e);
 }
 
-static int mark_internal(MPIR_Comm * comm)
+/* a communicator of the engine's own: its struct was allocated before
+ * the split (spare), so that marking cannot fail on one process alone */
+static void mark_internal(MPIR_Comm * comm, MPIR_Topo_comm_t ** spare)
 {
-    MPIR_Topo_comm_t *t = MPIR_Topo_comm_struct(comm);
-    if (t == NULL)
-        return MPI_ERR_NO_MEM;
-    t->internal = 1;
-    return MPI_SUCCESS;
+    if (comm->topo == NULL) {
+        comm->topo = *spare;
+        *spare = NULL;
+    }
+    comm->topo->internal = 1;
 }
 
 /* Yama's kernel.yama.ptrace_scope, -1 without Yama */
@@ -410,10 +425,26 @@ static int engine_setup(MPIR_Comm * comm, MPIR_Topo_comm_t * topo, MPIDI_Topo_en
     int rank = comm->rank, pos, k, fail = 0, any_fail = 0, use_cma;
     bool map_fail = false;
     int spins;
+    MPIR_Topo_comm_t *spare[2] = { NULL, NULL };
     size_t ctrl_bytes, pg = (size_t) sysconf(_SC_PAGESIZE);
 
-    mpi_errno = MPIR_Topo_comm_get_layout(comm, topo, MPIR_CVAR_TOPO_LEADERS_PER_NODE);
+    /* everything that can fail on one process alone comes first, and is
+     * agreed on before the first collective on comm */
+    fail = MPIR_Topo_comm_get_layout(comm, topo, MPIR_CVAR_TOPO_LEADERS_PER_NODE) != 0;
+    if (!fail) {
+        e->leader_local = MPL_malloc(topo->layout->k * sizeof(int), MPL_MEM_COLL);
+        e->group_lo = MPL_malloc((topo->layout->k + 1) * sizeof(int), MPL_MEM_COLL);
+        for (int i = 0; i < 2; i++) {
+            spare[i] = MPL_calloc(1, sizeof(MPIR_Topo_comm_t), MPL_MEM_COLL);
+            if (spare[i])
+                spare[i]->tree_root = -1;
+        }
+        fail = !e->leader_local || !e->group_lo || !spare[0] || !spare[1] ||
+            MPIR_CVAR_TOPO_DEBUG_SETUP_NOMEM == MPIR_Process.comm_world->rank;
+    }
+    mpi_errno = MPIR_Topo_agree(comm, fail, errflag);
     MPIR_ERR_CHECK(mpi_errno);
+    fail = 0;
     l = e->layout = topo->layout;
     k = e->k = l->k;
     e->nnodes = l->nnodes;
@@ -433,9 +464,6 @@ static int engine_setup(MPIR_Comm * comm, MPIR_Topo_comm_t * topo, MPIDI_Topo_en
         e->flat = 1;
         goto fn_exit;
     }
-    e->leader_local = MPL_malloc(k * sizeof(int), MPL_MEM_COLL);
-    e->group_lo = MPL_malloc((k + 1) * sizeof(int), MPL_MEM_COLL);
-    MPIR_ERR_CHKANDJUMP(!e->leader_local || !e->group_lo, mpi_errno, MPI_ERR_OTHER, "**nomem");
     for (int g = 0; g <= k; g++)
         e->group_lo[g] = l->group_start[e->node * k + g] - l->node_start[e->node];
     for (int g = 0; g < k; g++) {
@@ -455,8 +483,7 @@ static int engine_setup(MPIR_Comm * comm, MPIR_Topo_comm_t * topo, MPIDI_Topo_en
         e->node_comm = NULL;
         goto no_context_id;
     }
-    mpi_errno = mark_internal(e->node_comm);
-    MPIR_ERR_CHECK(mpi_errno);
+    mark_internal(e->node_comm, &spare[0]);
     MPIR_Assert(e->node_comm->rank == e->local_rank);
     if (e->nnodes > 1) {
         mpi_errno = MPIR_Comm_split_impl(comm, e->is_leader ? e->group : MPI_UNDEFINED,
@@ -466,8 +493,7 @@ static int engine_setup(MPIR_Comm * comm, MPIR_Topo_comm_t * topo, MPIDI_Topo_en
             goto no_context_id;
         }
         if (e->leader_comm) {
-            mpi_errno = mark_internal(e->leader_comm);
-            MPIR_ERR_CHECK(mpi_errno);
+            mark_internal(e->leader_comm, &spare[1]);
             MPIR_Assert(e->leader_comm->rank == e->node &&
                         e->leader_comm->local_size == e->nnodes);
         }
@@ -567,6 +593,8 @@ static int engine_setup(MPIR_Comm * comm, MPIR_Topo_comm_t * topo, MPIDI_Topo_en
     }
 
   fn_exit:
+    MPL_free(spare[0]);
+    MPL_free(spare[1]);
     return mpi_errno;
   no_context_id:
     /* (the same on every member: not an error of the call); what was
@@ -594,19 +622,24 @@ int MPIDI_Topo_engine_get(MPIR_Comm * comm, MPIDI_Topo_engine_t ** e_out,
         return MPI_SUCCESS;
     }
 
+    /* (MPIR_Topo_comm_get agrees on a struct that could not be allocated) */
     topo = MPIR_Topo_comm_struct(comm);
-    MPIR_ERR_CHKANDJUMP(topo == NULL, mpi_errno, MPI_ERR_OTHER, "**nomem");
-    topo->busy = 1;
+    if (topo)
+        topo->busy = 1;
     mpi_errno = MPIR_Topo_comm_get(comm, &topo, errflag);
     if (mpi_errno) {
-        topo->busy = 0;
+        if (comm->topo)
+            comm->topo->busy = 0;
         MPIR_ERR_CHECK(mpi_errno);
     }
+    topo->busy = 1;
 
     e = MPL_calloc(1, sizeof(*e), MPL_MEM_COLL);
-    if (e == NULL) {
+    mpi_errno = MPIR_Topo_agree(comm, e == NULL, errflag);
+    if (mpi_errno) {
         topo->busy = 0;
-        MPIR_ERR_SETANDJUMP(mpi_errno, MPI_ERR_OTHER, "**nomem");
+        MPL_free(e);
+        MPIR_ERR_CHECK(mpi_errno);
     }
     topo->engine = e;
     topo->engine_free = engine_free;

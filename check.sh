@@ -315,6 +315,11 @@ run_device() {      # device
     fi
     # fault injection: CMA refused mid-call, a process killed mid-call
     tap_script "ch4:$dev faults" "$builddir/faults.log" "$top/test/topo/faults.sh" "$prefix" "$dev"
+    # calls of more than 2 GiB per process (about 2 minutes; the engine's
+    # arithmetic is the same on both devices)
+    if [ "$dev" = ofi ]; then
+        tap_script "ch4:$dev large" "$builddir/large.log" "$top/test/topo/large.sh" "$prefix" "$dev"
+    fi
     # memcheck of the engine algorithms (ofi: its tcp provider runs cleanly
     # under valgrind; about a minute)
     if [ "$dev" = ofi ]; then

@@ -73,6 +73,7 @@ static void check_vector(MPI_Comm comm, int count, int salt)
     MPI_Type_get_extent(vec, &lb, &extent);
     MPI_Datatype rvec;
     MPI_Type_create_resized(vec, 0, 2 * count * sizeof(int), &rvec);
+    MPI_Type_commit(&vec);
     MPI_Type_commit(&rvec);
     int *rbuf = malloc(2 * count * size * sizeof(int));
     int *sbuf = malloc(count * sizeof(int));
@@ -90,6 +91,25 @@ static void check_vector(MPI_Comm comm, int count, int salt)
                 break;
             }
         }
+    /* and the other way round: one strided vector sent, plain ints
+     * received (only the send side is packed) */
+    {
+        int *strided = malloc(2 * count * sizeof(int));
+        int *contig = malloc(count * size * sizeof(int));
+        for (int i = 0; i < 2 * count; i++)
+            strided[i] = i % 2 ? -7 : value(rank, i / 2, salt + 5);
+        for (int i = 0; i < count * size; i++)
+            contig[i] = -9;
+        MPI_Allgather(strided, 1, vec, contig, count, MPI_INT, comm);
+        for (int i = 0; i < count * size; i++)
+            if (contig[i] != value(i / count, i % count, salt + 5)) {
+                report(comm, "strided send", count, i, contig[i],
+                       value(i / count, i % count, salt + 5));
+                break;
+            }
+        free(strided);
+        free(contig);
+    }
     free(rbuf);
     free(sbuf);
     MPI_Type_free(&vec);

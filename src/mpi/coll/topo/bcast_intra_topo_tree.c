@@ -88,8 +88,7 @@ int MPIR_Bcast_intra_topo_tree(void *buffer, MPI_Aint count, MPI_Datatype dataty
         buf = (char *) buffer + true_lb;
     } else {
         tmp_buf = MPL_malloc(nbytes, MPL_MEM_COLL);
-        MPIR_ERR_CHKANDJUMP1(tmp_buf == NULL, mpi_errno, MPI_ERR_OTHER, "**nomem", "**nomem %d",
-                             (int) nbytes);
+        MPIR_ERR_CHKANDJUMP(tmp_buf == NULL, mpi_errno, MPI_ERR_NO_MEM, "**nomem");
         buf = tmp_buf;
         if (rank == root) {
             MPI_Aint actual;

@@ -269,7 +269,7 @@ int MPIDI_Topo_allgather(const void *sendbuf, MPI_Aint sendcount, MPI_Datatype s
     MPIDI_Topo_tbuf_t sb, rb;
     MPI_Aint tsize, extent, m;
     int p = comm->local_size, rank = comm->rank;
-    char *tmp = NULL;
+    char *tmp = NULL, *whole = NULL;
 
     *why_not = NULL;
     MPIR_Datatype_get_size_macro(recvtype, tsize);
@@ -312,31 +312,35 @@ int MPIDI_Topo_allgather(const void *sendbuf, MPI_Aint sendcount, MPI_Datatype s
     else
         MPIDI_Topo_tbuf_init(&sb, sendbuf, sendcount, sendtype);
 
-    /* Non-contiguous types go through a contiguous copy of the whole
-     * result, unpacked once: the rounds would otherwise seek into the
+    /* A non-contiguous receive type goes through a contiguous copy of the
+     * whole result, unpacked once: the rounds would otherwise seek into the
      * middle of derived-type elements at every chunk boundary, which the
-     * dataloop engine does not do reliably. */
+     * dataloop engine does not do reliably.  A non-contiguous send type
+     * alone needs only its own block packed. */
     if (!rb.contig || !sb.contig) {
-        tmp = MPL_malloc(p * m, MPL_MEM_COLL);
-        MPIR_ERR_CHKANDJUMP(tmp == NULL, mpi_errno, MPI_ERR_OTHER, "**nomem");
-        mpi_errno = MPIDI_Topo_tbuf_pack(&sb, 0, tmp + rank * m, m);
+        MPI_Aint at = rb.contig ? 0 : rank * m;
+        tmp = MPL_malloc(rb.contig ? m : p * m, MPL_MEM_COLL);
+        MPIR_ERR_CHKANDJUMP(tmp == NULL, mpi_errno, MPI_ERR_NO_MEM, "**nomem");
+        mpi_errno = MPIDI_Topo_tbuf_pack(&sb, 0, tmp + at, m);
         MPIR_ERR_CHECK(mpi_errno);
-        MPIDI_Topo_tbuf_init(&sb, tmp + rank * m, m, MPI_BYTE);
+        MPIDI_Topo_tbuf_init(&sb, tmp + at, m, MPI_BYTE);
+        if (!rb.contig)
+            whole = tmp;
     }
     if (!multileader && e->cma && MPIR_CVAR_TOPO_CMA_THRESHOLD >= 0 &&
         m >= MPIR_CVAR_TOPO_CMA_THRESHOLD) {
-        char *recv = tmp ? tmp : rb.buf + rb.lb;
-        if (sendbuf != MPI_IN_PLACE && !tmp)
+        char *recv = whole ? whole : rb.buf + rb.lb;
+        if (sendbuf != MPI_IN_PLACE && !whole)
             memcpy(recv + rank * m, sb.buf + sb.lb, m);
         mpi_errno = allgather_direct(e, recv, m, comm, errflag);
     } else {
         MPIDI_Topo_tbuf_t cb;
-        if (tmp)
-            MPIDI_Topo_tbuf_init(&cb, tmp, p * m, MPI_BYTE);
-        mpi_errno = allgather_segment(e, &sb, tmp ? &cb : &rb, m, multileader, comm, errflag);
+        if (whole)
+            MPIDI_Topo_tbuf_init(&cb, whole, p * m, MPI_BYTE);
+        mpi_errno = allgather_segment(e, &sb, whole ? &cb : &rb, m, multileader, comm, errflag);
     }
-    if (tmp && mpi_errno == MPI_SUCCESS)
-        mpi_errno = MPIDI_Topo_tbuf_unpack(&rb, 0, tmp, p * m);
+    if (whole && mpi_errno == MPI_SUCCESS)
+        mpi_errno = MPIDI_Topo_tbuf_unpack(&rb, 0, whole, p * m);
     MPIR_ERR_CHECK(mpi_errno);
 
   fn_exit:

@@ -240,8 +240,9 @@ int MPIDI_Topo_cma_read(MPIDI_Topo_engine_t * e, int local, void *buf, uint64_t 
         if (got <= 0) {
             if (got < 0 && errno == EINTR)
                 continue;
+            /* (a read of 0 bytes sets no errno) */
             MPIR_ERR_SETANDJUMP2(mpi_errno, MPI_ERR_OTHER, "**topo_cma", "**topo_cma %d %s",
-                                 (int) pid, strerror(errno));
+                                 (int) pid, got < 0 ? strerror(errno) : "nothing was read");
         }
         buf = (char *) buf + got;
         raddr += got;

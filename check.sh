@@ -230,6 +230,8 @@ gen_testlist() {    # device
         echo "topo_mixed 5 $c3b"
         echo "topo_mixed 4 env=MPIR_CVAR_ALLREDUCE_INTRA_ALGORITHM=topo_pipeline $fbs $chunk"
         echo "topo_mixed 4 env=MPIR_CVAR_ALLREDUCE_INTRA_ALGORITHM=topo_pipeline $fbs $c2 $lead2"
+        echo "topo_mixed 4 env=MPIR_CVAR_REDUCE_INTRA_ALGORITHM=topo_pipeline $fbs $chunk"
+        echo "topo_mixed 5 env=MPIR_CVAR_REDUCE_INTRA_ALGORITHM=topo_pipeline $fbs $c2 $lead2"
         echo "topo_mixed 3 env=MPIR_CVAR_REDUCE_POSIX_INTRA_ALGORITHM=release_gather env=MPIR_CVAR_ALLREDUCE_POSIX_INTRA_ALGORITHM=release_gather env=MPIR_CVAR_ALLREDUCE_INTRA_ALGORITHM=auto $rg"
         echo "topo_mixed 4 env=MPIR_CVAR_BCAST_INTRA_ALGORITHM=topo_pipeline env=MPIR_CVAR_ALLGATHER_INTRA_ALGORITHM=topo_pipeline $fbs $c2 $cma"
         echo "topo_mixed 4 env=MPIR_CVAR_BCAST_INTRA_ALGORITHM=topo_tree env=MPIR_CVAR_ALLGATHER_INTRA_ALGORITHM=topo_ring $fbs $c2"
@@ -242,6 +244,7 @@ gen_testlist() {    # device
     echo "topo_allgather 3 $agp $c3"
     echo "topo_bcast 3 $bcp $c3"
     echo "allred 2 $arp $c2 arg=-count=100"
+    echo "reduce 3 env=MPIR_CVAR_REDUCE_INTRA_ALGORITHM=topo_pipeline $fb $c3"
     if [ -f "$top/test/mpi/coll/topo_stress.c" ]; then
         echo "topo_stress 4 $agp $bcp $arp $c2 $bind $cma"
         echo "topo_stress 5 $agp $bcp $arp $c3b $lead2 $chunk"

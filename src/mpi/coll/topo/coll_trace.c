@@ -34,7 +34,7 @@ cvars:
         ("parent" or "flat") or on a node ("node") or node-roots
         ("node_roots") sub-communicator of a CH4 composition. While it is
         not 0, the MPI_T performance variables coll_algorithm_calls_allgather,
-        _bcast and _allreduce count the calls of each algorithm (an array
+        _bcast, _allreduce and _reduce count the calls of each algorithm (an array
         indexed by the enumeration of the same name).
 
     - name        : MPIR_CVAR_COLL_TRACE_CALLS
@@ -66,8 +66,7 @@ static trace_entry_t trace_table[TRACE_MAX_ENTRIES];
 static int trace_count;
 static long trace_dropped, trace_printed;
 
-/* MPI_T: calls per algorithm of the three collectives we add algorithms
- * to, indexed like the enumerations registered below (last: other) */
+/* MPI_T: calls per algorithm of the collectives we add algorithms to, indexed like the enumerations registered below (last: other) */
 static const char *const ag_algos[] = { "brucks", "recursive_doubling", "ring", "topo_ring",
     "topo_pipeline", "topo_multileader", "local_gather_remote_bcast", "other"
 };
@@ -78,9 +77,12 @@ static const char *const bc_algos[] = { "binomial", "scatter_recursive_doubling_
 static const char *const ar_algos[] = { "smp", "recursive_doubling", "reduce_scatter_allgather",
     "topo_pipeline", "reduce_exchange_bcast", "other"
 };
+static const char *const rd_algos[] = { "smp", "binomial", "reduce_scatter_gather",
+    "topo_pipeline", "local_reduce_remote_send", "other"
+};
 #define NALGOS(a) ((int) (sizeof(a) / sizeof((a)[0])))
 static unsigned long long ag_calls[NALGOS(ag_algos)], bc_calls[NALGOS(bc_algos)],
-    ar_calls[NALGOS(ar_algos)];
+    ar_calls[NALGOS(ar_algos)], rd_calls[NALGOS(rd_algos)];
 
 static void count_pvar(const char *coll, const char *algo, int inc)
 {
@@ -94,6 +96,8 @@ static void count_pvar(const char *coll, const char *algo, int inc)
         names = bc_algos, calls = bc_calls, n = NALGOS(bc_algos);
     } else if (!strcmp(coll, "allreduce")) {
         names = ar_algos, calls = ar_calls, n = NALGOS(ar_algos);
+    } else if (!strcmp(coll, "reduce")) {
+        names = rd_algos, calls = rd_calls, n = NALGOS(rd_algos);
     } else {
         return;
     }
@@ -129,6 +133,9 @@ void MPIR_Coll_trace_init(void)
                   "counted while MPIR_CVAR_COLL_TRACE is not 0");
     register_pvar("coll_algorithm_calls_allreduce", ar_algos, NALGOS(ar_algos), ar_calls,
                   "Calls of each allreduce algorithm (index: enumeration of the same name), "
+                  "counted while MPIR_CVAR_COLL_TRACE is not 0");
+    register_pvar("coll_algorithm_calls_reduce", rd_algos, NALGOS(rd_algos), rd_calls,
+                  "Calls of each reduce algorithm (index: enumeration of the same name), "
                   "counted while MPIR_CVAR_COLL_TRACE is not 0");
 }
 

@@ -19,5 +19,8 @@ int MPIDI_Topo_allgather(const void *sendbuf, MPI_Aint sendcount, MPI_Datatype s
 int MPIDI_Topo_allreduce_pipeline(const void *sendbuf, void *recvbuf, MPI_Aint count,
                                   MPI_Datatype datatype, MPI_Op op, MPIR_Comm * comm,
                                   const char **why_not, MPIR_Errflag_t * errflag);
+int MPIDI_Topo_reduce_pipeline(const void *sendbuf, void *recvbuf, MPI_Aint count,
+                               MPI_Datatype datatype, MPI_Op op, int root, MPIR_Comm * comm,
+                               const char **why_not, MPIR_Errflag_t * errflag);
 
 #endif /* TOPO_ENGINE_API_H_INCLUDED */

@@ -5,8 +5,8 @@
 #ifndef TOPO_FORCED_H_INCLUDED
 #define TOPO_FORCED_H_INCLUDED
 
-/* True when the user forced a topology-aware bcast/allreduce with
- * MPIR_CVAR_<COLL>_INTRA_ALGORITHM.  CH4's MPID_Bcast/MPID_Allreduce then
+/* True when the user forced a topology-aware bcast/reduce/allreduce with
+ * MPIR_CVAR_<COLL>_INTRA_ALGORITHM.  CH4's MPID_Bcast/_Reduce/_Allreduce then
  * hand the call to MPIR_<Coll>_impl on the user's communicator instead of
  * running a CH4 composition, which would apply the CVAR to the node
  * sub-communicators.  (Allgather needs no such hook: its CH4 composition
@@ -15,6 +15,10 @@
     ((comm)->comm_kind == MPIR_COMM_KIND__INTRACOMM &&                          \
      (MPIR_CVAR_BCAST_INTRA_ALGORITHM == MPIR_CVAR_BCAST_INTRA_ALGORITHM_topo_tree ||     \
       MPIR_CVAR_BCAST_INTRA_ALGORITHM == MPIR_CVAR_BCAST_INTRA_ALGORITHM_topo_pipeline))
+
+#define MPIR_TOPO_REDUCE_FORCED(comm)                                           \
+    ((comm)->comm_kind == MPIR_COMM_KIND__INTRACOMM &&                          \
+     MPIR_CVAR_REDUCE_INTRA_ALGORITHM == MPIR_CVAR_REDUCE_INTRA_ALGORITHM_topo_pipeline)
 
 #define MPIR_TOPO_ALLREDUCE_FORCED(comm)                                        \
     ((comm)->comm_kind == MPIR_COMM_KIND__INTRACOMM &&                          \

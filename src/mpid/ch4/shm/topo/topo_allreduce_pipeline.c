@@ -19,7 +19,12 @@
  * round r-1 and fills and reduces round r+1 (two slots).  Predefined ops
  * only: the local reduction order is not rank order, and the elements are
  * packed (MPIR_Topo_basic_t) while MPI calls a user-defined op with the
- * call's datatype. */
+ * call's datatype.
+ *
+ * Reduce (MPIR_CVAR_REDUCE_INTRA_ALGORITHM=topo_pipeline) runs the same
+ * rounds: the leaders' step is a reduce to the leaders of the root's node,
+ * and only the root copies the result out; the others mark a round done as
+ * soon as their slice is reduced (leaders: once their network step is). */
 
 /* area a of a slot holds the span of local process a's elements; element
  * 0's base is the area minus true_lb */
@@ -50,16 +55,30 @@ static int allreduce_net(const void *sendbuf, void *recvbuf, MPI_Aint count,
                                                    errflag);
 }
 
-/* The rounds, on count elements of a predefined type (MPIR_Topo_basic_t) */
+static int reduce_net(const void *sendbuf, void *recvbuf, MPI_Aint count, MPI_Datatype datatype,
+                      MPI_Op op, int root, MPIR_Comm * comm, MPIR_Errflag_t * errflag)
+{
+    MPI_Aint tsize;
+
+    MPIR_Datatype_get_size_macro(datatype, tsize);
+    if (count >= MPL_pof2(comm->local_size) && count * tsize > MPIR_CVAR_REDUCE_SHORT_MSG_SIZE)
+        return MPIR_Reduce_intra_reduce_scatter_gather(sendbuf, recvbuf, count, datatype, op,
+                                                       root, comm, errflag);
+    return MPIR_Reduce_intra_binomial(sendbuf, recvbuf, count, datatype, op, root, comm,
+                                      errflag);
+}
+
+/* The rounds, on count elements of a predefined type (MPIR_Topo_basic_t);
+ * root < 0: allreduce, every process gets the result */
 static int allreduce_elements(const void *sendbuf, void *recvbuf, MPI_Aint count,
-                              MPI_Datatype datatype, MPI_Op op, MPIR_Comm * comm,
+                              MPI_Datatype datatype, MPI_Op op, int root, MPIR_Comm * comm,
                               const char **why_not, MPIR_Errflag_t * errflag)
 {
     int mpi_errno = MPI_SUCCESS, mpi_errno_ret = MPI_SUCCESS;
     MPIDI_Topo_engine_t *e = NULL;
     MPI_Aint extent, c, R, true_lb, true_extent, stride;
     MPIR_Request *nreq[2] = { NULL, NULL };
-    int is_contig, L, me_l, k, g;
+    int is_contig, L, me_l, k, g, wants, root_node = -1;
     uint64_t base;
     MPIDI_Topo_ctrl_t *me;
     char *rbuf;
@@ -78,9 +97,14 @@ static int allreduce_elements(const void *sendbuf, void *recvbuf, MPI_Aint count
         goto fn_exit;
     }
     if (e->flat) {
-        mpi_errno = allreduce_net(sendbuf, recvbuf, count, datatype, op, comm, errflag);
+        mpi_errno = root < 0 ?
+            allreduce_net(sendbuf, recvbuf, count, datatype, op, comm, errflag) :
+            reduce_net(sendbuf, recvbuf, count, datatype, op, root, comm, errflag);
         goto fn_exit;
     }
+    wants = root < 0 || comm->rank == root;     /* this process gets the result */
+    if (root >= 0)
+        root_node = e->layout->node[root];
     L = e->local_size;
     me_l = e->local_rank;
     k = e->k;
@@ -113,6 +137,11 @@ static int allreduce_elements(const void *sendbuf, void *recvbuf, MPI_Aint count
         memcpy(slot + me_l * stride, sbuf + true_lb, (count - 1) * extent + true_extent);
         MPIDI_TOPO_SHARED_DEFINED(slot + me_l * stride, (count - 1) * extent + true_extent);
         MPL_atomic_release_store_uint64(&me->arrive, r);
+        if (!wants) {
+            /* reduce: nothing to read (the root's done guards this slot) */
+            MPL_atomic_release_store_uint64(&me->done, r);
+            goto fn_exit;
+        }
         MPIDI_TOPO_WAIT_ALL(e, arrive, 0, L, r);
         e->all_arrived = r;
         /* the same order everywhere, so that every process gets the same
@@ -164,9 +193,14 @@ static int allreduce_elements(const void *sendbuf, void *recvbuf, MPI_Aint count
                 MPI_Aint g0 = n * g / k, g1 = n * (g + 1) / k;
                 MPIDI_TOPO_WAIT_ALL(e, reduced, 0, L, r);
                 if (e->leader_comm && g1 > g0) {
-                    mpi_errno = MPIR_Iallreduce_impl(MPI_IN_PLACE, AREA(slot, 0) + g0 * extent,
-                                                     g1 - g0, datatype, op, e->leader_comm,
-                                                     &nreq[r % 2]);
+                    char *mine = AREA(slot, 0) + g0 * extent;
+                    if (root < 0)
+                        mpi_errno = MPIR_Iallreduce_impl(MPI_IN_PLACE, mine, g1 - g0, datatype,
+                                                         op, e->leader_comm, &nreq[r % 2]);
+                    else
+                        mpi_errno = MPIR_Ireduce_impl(e->node == root_node ? MPI_IN_PLACE : mine,
+                                                      mine, g1 - g0, datatype, op, root_node,
+                                                      e->leader_comm, &nreq[r % 2]);
                     MPIDI_TOPO_COLL_ERR(mpi_errno, mpi_errno_ret, errflag);
                 }
             }
@@ -176,16 +210,23 @@ static int allreduce_elements(const void *sendbuf, void *recvbuf, MPI_Aint count
             MPI_Aint off = (i - 1) * c, n = MPL_MIN(c, count - off);
             char *slot = MPIDI_TOPO_SLOT(e, r);
 
+            if (e->nnodes > 1 && e->is_leader) {
+                mpi_errno = MPIDI_Topo_waitall(e, 1, &nreq[r % 2], errflag);
+                MPIDI_TOPO_COLL_ERR(mpi_errno, mpi_errno_ret, errflag);
+                MPL_atomic_release_store_uint64(&me->avail, MPIDI_TOPO_PROG(r, 1));
+            }
+            if (!wants) {
+                /* reduce: done with the round once my slice (and, for a
+                 * leader, its network step) is; the root's done guards
+                 * the slot until it has copied the result out */
+                MPL_atomic_release_store_uint64(&me->done, r);
+                continue;
+            }
             if (e->nnodes == 1) {
                 /* nothing crosses the network: the slices themselves say
                  * when the round is reduced (one hop, not two via leaders) */
                 MPIDI_TOPO_WAIT_ALL(e, reduced, 0, L, r);
             } else {
-                if (e->is_leader) {
-                    mpi_errno = MPIDI_Topo_waitall(e, 1, &nreq[r % 2], errflag);
-                    MPIDI_TOPO_COLL_ERR(mpi_errno, mpi_errno_ret, errflag);
-                    MPL_atomic_release_store_uint64(&me->avail, MPIDI_TOPO_PROG(r, 1));
-                }
                 for (int gg = 0; gg < k; gg++)
                     MPIDI_TOPO_WAIT_GE(e, &MPIDI_TOPO_CTRL(e, e->leader_local[gg])->avail,
                                        MPIDI_TOPO_PROG(r, 1));
@@ -218,12 +259,13 @@ static int allreduce_elements(const void *sendbuf, void *recvbuf, MPI_Aint count
  * worth (see MPIR_Topo_basic_t).  A user-defined operation would have to
  * be called with each process' own datatype on whole units of it, which
  * neither the packed slots nor the slices keep: it goes elsewhere, decided
- * from the operation alone so that every process decides alike. */
-int MPIDI_Topo_allreduce_pipeline(const void *sendbuf, void *recvbuf, MPI_Aint count,
-                                  MPI_Datatype datatype, MPI_Op op, MPIR_Comm * comm,
-                                  const char **why_not, MPIR_Errflag_t * errflag)
+ * from the operation alone so that every process decides alike.
+ * root < 0: allreduce. */
+static int reduction(const void *sendbuf, void *recvbuf, MPI_Aint count, MPI_Datatype datatype,
+                     MPI_Op op, int root, MPIR_Comm * comm, const char **why_not,
+                     MPIR_Errflag_t * errflag)
 {
-    int mpi_errno = MPI_SUCCESS;
+    int mpi_errno = MPI_SUCCESS, wants = root < 0 || comm->rank == root;
     MPIR_Topo_basic_t b;
 
     *why_not = NULL;
@@ -234,12 +276,17 @@ int MPIDI_Topo_allreduce_pipeline(const void *sendbuf, void *recvbuf, MPI_Aint c
             "which the packed shared-memory slices do not keep)";
         return MPI_SUCCESS;
     }
+    /* MPICH's CH4 reduce compositions pass MPI_IN_PLACE, meaning "in
+     * recvbuf", also at processes that are not the root (see topo_basic.c) */
+    if (!wants && sendbuf == MPI_IN_PLACE)
+        sendbuf = recvbuf;
     if (comm->local_size == 1) {
         if (sendbuf != MPI_IN_PLACE)
             mpi_errno = MPIR_Localcopy(sendbuf, count, datatype, recvbuf, count, datatype);
         return mpi_errno;
     }
-    mpi_errno = MPIR_Topo_basic_start(sendbuf, recvbuf, count, datatype, 1, &b);
+    mpi_errno = MPIR_Topo_basic_start(sendbuf, wants ? recvbuf : NULL, count, datatype, wants,
+                                      &b);
     if (mpi_errno)
         return mpi_errno;
     if (b.type == MPI_DATATYPE_NULL) {
@@ -247,9 +294,23 @@ int MPIDI_Topo_allreduce_pipeline(const void *sendbuf, void *recvbuf, MPI_Aint c
         return MPI_SUCCESS;
     }
     if (b.count > 0)
-        mpi_errno = allreduce_elements(b.sendbuf, b.recvbuf, b.count, b.type, op, comm, why_not,
-                                       errflag);
+        mpi_errno = allreduce_elements(b.sendbuf, b.recvbuf, b.count, b.type, op, root, comm,
+                                       why_not, errflag);
     if (*why_not)
         b.has_result = 0;       /* nothing to copy back: the caller falls back */
     return MPIR_Topo_basic_finish(&b, mpi_errno);
+}
+
+int MPIDI_Topo_allreduce_pipeline(const void *sendbuf, void *recvbuf, MPI_Aint count,
+                                  MPI_Datatype datatype, MPI_Op op, MPIR_Comm * comm,
+                                  const char **why_not, MPIR_Errflag_t * errflag)
+{
+    return reduction(sendbuf, recvbuf, count, datatype, op, -1, comm, why_not, errflag);
+}
+
+int MPIDI_Topo_reduce_pipeline(const void *sendbuf, void *recvbuf, MPI_Aint count,
+                               MPI_Datatype datatype, MPI_Op op, int root, MPIR_Comm * comm,
+                               const char **why_not, MPIR_Errflag_t * errflag)
+{
+    return reduction(sendbuf, recvbuf, count, datatype, op, root, comm, why_not, errflag);
 }

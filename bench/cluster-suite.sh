@@ -117,6 +117,8 @@ fi
 sh "$top/maint/stock-tuning.sh" "$tmpd/stock"
 stock=(-genv MPIR_CVAR_COLL_SELECTION_TUNING_JSON_FILE "$tmpd/stock/mpir.json"
     -genv MPIR_CVAR_CH4_COLL_SELECTION_TUNING_JSON_FILE "$tmpd/stock/ch4.json")
+# (reduce is not in the suite yet: cluster_report.py knows these three)
+colls=allgather,bcast,allreduce
 algs="default,brucks,recursive_doubling,ring,topo_ring,topo_pipeline,topo_multileader"
 algs="$algs,binomial,scatter_recursive_doubling_allgather,scatter_ring_allgather,topo_tree"
 algs="$algs,reduce_scatter_allgather"
@@ -160,16 +162,16 @@ for n in $nodes_l; do
                     # each other; forced algorithms with MPICH's default in
                     # their launch
                     launch "$kbit" "$n" "$p" "$pl" mpich-topo mpiexec -n "$np" -bind-to core \
-                        "$bin" -c all -a default -l mpich-topo "${a[@]}"
+                        "$bin" -c "$colls" -a default -l mpich-topo "${a[@]}"
                     launch "$kbit" "$n" "$p" "$pl" mpich-alone mpiexec "${stock[@]}" -n "$np" -bind-to core \
-                        "$bin" -c all -a default -l mpich-alone "${a[@]}"
+                        "$bin" -c "$colls" -a default -l mpich-alone "${a[@]}"
                     launch "$kbit" "$n" "$p" "$pl" mpich mpiexec "${stock[@]}" -n "$np" -bind-to core \
-                        "$bin" -c all -a "$algs" -l mpich "${a[@]}"
+                        "$bin" -c "$colls" -a "$algs" -l mpich "${a[@]}"
                     if [ $peers = yes ]; then
                         launch "$kbit" "$n" "$p" "$pl" openmpi mpirun -n "$np" --bind-to core \
-                            "$ompibin" -c all -a default -l openmpi "${a[@]}"
+                            "$ompibin" -c "$colls" -a default -l openmpi "${a[@]}"
                         launch "$kbit" "$n" "$p" "$pl" openmpi-han mpirun -n "$np" --bind-to core \
-                            --mca coll_han_priority 100 "$ompibin" -c all -a default -l openmpi-han "${a[@]}"
+                            --mca coll_han_priority 100 "$ompibin" -c "$colls" -a default -l openmpi-han "${a[@]}"
                     fi
             done
         done

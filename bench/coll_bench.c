@@ -2,7 +2,7 @@
  * Copyright (C) by the mpich-topo authors. See COPYRIGHT in top-level directory.
  */
 
-/* coll_bench: OSU-style latency benchmark for allgather, bcast and allreduce
+/* coll_bench: OSU-style latency benchmark for allgather, bcast, allreduce and reduce
  * that times several algorithms against each other in one run.
  *
  *   coll_bench [-c COLL[,COLL...]|all] [-a ALG[,ALG...]] [-m MIN] [-M MAX] [-s STEP]
@@ -10,7 +10,7 @@
  *              [-o POOL_BYTES] [-n NETCALLS] [-I IFACE] [-v] [-l LABEL] [-H] [-P]
  *
  * Sizes are bytes per process (allgather: each contribution; bcast and
- * allreduce: the message), from MIN to MAX multiplied by STEP (2).  Iterations
+ * the reductions: the message; reduce and bcast roots rotate over the ranks), from MIN to MAX multiplied by STEP (2).  Iterations
  * shrink with size: ITERS up to 8 KiB, halved for every doubling above, at
  * least 10 (or ITERS if smaller; -i 0 -w 0 makes no calls at all).  -T caps
  * the time per size and algorithm (estimated from the warm-up, at least 3
@@ -45,7 +45,8 @@
  * of IFACE (lo) in /proc/net/dev around K back-to-back calls, minus the same
  * without calls, the smallest of 3 tries each (other traffic can only add).
  * The lower bound for the layout is printed beside it: allgather
- * m * sum over nodes of (p - p_node), bcast (N-1) m, allreduce 2 (N-1) m.
+ * m * sum over nodes of (p - p_node), bcast and reduce (N-1) m, allreduce
+ * 2 (N-1) m.
  * With an IFACE other than lo (bench/cluster.sh: each node's own eth0), the
  * first process of each node reads its node's counter: net_bytes is the
  * sum over nodes, node_net_bytes what the busiest node sent, against
@@ -78,9 +79,11 @@
 #define MAX_ALGS 16
 #define MAX_CVAR_DESC 8192
 
-enum { AG, BC, AR, NCOLL };
-static const char *coll_name[NCOLL] = { "allgather", "bcast", "allreduce" };
-static const char *coll_upper[NCOLL] = { "ALLGATHER", "BCAST", "ALLREDUCE" };
+enum { AG, BC, AR, RD, NCOLL };
+static const char *coll_name[NCOLL] = { "allgather", "bcast", "allreduce", "reduce" };
+static const char *coll_upper[NCOLL] = { "ALLGATHER", "BCAST", "ALLREDUCE", "REDUCE" };
+/* the reductions work on ints (MPI_SUM) */
+#define IS_REDUCTION(coll) ((coll) == AR || (coll) == RD)
 
 /* One MPI_T control variable we may write. */
 typedef struct {
@@ -209,7 +212,7 @@ static unsigned char *rbuf_of(pool_t * P, long seq)
 static void fill(int coll, pool_t * P, size_t n, long seq)
 {
     unsigned char *s = sbuf_of(P, seq), *r = rbuf_of(P, seq);
-    if (coll == AR) {
+    if (IS_REDUCTION(coll)) {
         int *si = (int *) s, *ri = (int *) r;
         for (size_t i = 0; i < n; i++)
             si[i] = pattern(rank, i, seq);
@@ -237,7 +240,9 @@ static void fill(int coll, pool_t * P, size_t n, long seq)
 static int check(int coll, pool_t * P, size_t n, long seq)
 {
     unsigned char *s = sbuf_of(P, seq), *r = rbuf_of(P, seq);
-    if (coll == AR) {
+    if (coll == RD && rank != root_of(seq))
+        return 0;       /* (nothing to check off the root) */
+    if (IS_REDUCTION(coll)) {
         int *ri = (int *) r;
         for (size_t i = 0; i < n; i++) {
             int exp = 0;
@@ -271,6 +276,8 @@ static int call(int coll, pool_t * P, size_t n, long seq)
         return MPI_Allgather(s, (int) n, MPI_BYTE, r, (int) n, MPI_BYTE, comm);
     if (coll == BC)
         return MPI_Bcast(s, (int) n, MPI_BYTE, root_of(seq), comm);
+    if (coll == RD)
+        return MPI_Reduce(s, r, (int) n, MPI_INT, MPI_SUM, root_of(seq), comm);
     return MPI_Allreduce(s, r, (int) n, MPI_INT, MPI_SUM, comm);
 }
 
@@ -355,7 +362,7 @@ static double net_bound(int coll, size_t m)
             s += (double) (size - node_size[k]) * m;
         return s;
     }
-    return (coll == BC ? 1.0 : 2.0) * (nnodes - 1) * m;
+    return (coll == AR ? 2.0 : 1.0) * (nnodes - 1) * m;
 }
 
 /* The least the busiest node must send per call, and never less than an
@@ -366,7 +373,7 @@ static double net_bound(int coll, size_t m)
 static double net_node_bound(int coll, size_t m)
 {
     double share = net_bound(coll, m) / nnodes, own = 0;
-    if (coll == AR)
+    if (IS_REDUCTION(coll))
         return share;
     for (int k = 0; k < nnodes; k++)
         if (node_size[k] > own)
@@ -826,14 +833,14 @@ int main(int argc, char **argv)
 
         size_t last_bytes = 0;
         for (size_t bytes = min; bytes <= max; bytes *= step) {
-            /* allreduce works on ints: round to whole ints, skip repeats */
-            size_t n = coll == AR ? (bytes + sizeof(int) - 1) / sizeof(int) : bytes;
-            size_t real = coll == AR ? n * sizeof(int) : bytes;
-            if (real > max + (coll == AR ? 3 : 0) || real == last_bytes)
+            /* reductions work on ints: round to whole ints, skip repeats */
+            size_t n = IS_REDUCTION(coll) ? (bytes + sizeof(int) - 1) / sizeof(int) : bytes;
+            size_t real = IS_REDUCTION(coll) ? n * sizeof(int) : bytes;
+            if (real > max + (IS_REDUCTION(coll) ? 3 : 0) || real == last_bytes)
                 continue;
             last_bytes = real;
-            P.sbytes = coll == AR ? real : bytes;
-            P.rbytes = coll == AG ? bytes * size : coll == AR ? real : 0;
+            P.sbytes = IS_REDUCTION(coll) ? real : bytes;
+            P.rbytes = coll == AG ? bytes * size : IS_REDUCTION(coll) ? real : 0;
             P.stride = ((P.sbytes + 4095) & ~(size_t) 4095) + ((P.rbytes + 4095) & ~(size_t) 4095);
             P.nsets = pool_min ? (long) (P.pool_bytes / P.stride) : 1;
             if (P.nsets > 65536)

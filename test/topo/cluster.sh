@@ -36,7 +36,7 @@ cl() {
 }
 # rows ALG: CSV rows of that algorithm with status ok and no wrong result
 rows_ok() { grep -E "^[^,]*,[a-z]+,[a-z]+,4,[0-9]+,[0-9]+,[^,]*,[^,]*,[^,]*,0,$1,2,2,.*,ok$" "$tmp/out" | wc -l; }
-bench="$tmp/coll_bench -c all -m 4096 -M 1048576 -s 16 -i 3 -w 1 -T 0.05 -v -I eth0 -n 2"
+bench="$tmp/coll_bench -c allgather,bcast,allreduce -m 4096 -M 1048576 -s 16 -i 3 -w 1 -T 0.05 -v -I eth0 -n 2"
 
 # 1. the default selection: 2 nodes seen, results right, ours selected
 #    where the built-in tuning says (allgather across nodes)

@@ -34,8 +34,8 @@ cvars:
         ("parent" or "flat") or on a node ("node") or node-roots
         ("node_roots") sub-communicator of a CH4 composition. While it is
         not 0, the MPI_T performance variables coll_algorithm_calls_allgather,
-        _bcast, _allreduce and _reduce count the calls of each algorithm (an array
-        indexed by the enumeration of the same name).
+        _bcast, _allreduce and _reduce count the calls of each algorithm (an
+        array indexed by the enumeration of the same name).
 
     - name        : MPIR_CVAR_COLL_TRACE_CALLS
       category    : TOPO
@@ -66,7 +66,8 @@ static trace_entry_t trace_table[TRACE_MAX_ENTRIES];
 static int trace_count;
 static long trace_dropped, trace_printed;
 
-/* MPI_T: calls per algorithm of the collectives we add algorithms to, indexed like the enumerations registered below (last: other) */
+/* MPI_T: calls per algorithm of the collectives we add algorithms to,
+ * indexed like the enumerations registered below (last: other) */
 static const char *const ag_algos[] = { "brucks", "recursive_doubling", "ring", "topo_ring",
     "topo_pipeline", "topo_multileader", "local_gather_remote_bcast", "other"
 };

@@ -37,6 +37,11 @@ int MPIR_Reduce_intra_topo_pipeline(const void *sendbuf, void *recvbuf, MPI_Aint
         return MPIR_Reduce_inter_local_reduce_remote_send(sendbuf, recvbuf, count, datatype, op,
                                                           root, comm_ptr, errflag);
     }
+    /* CH4's reduce compositions pass MPI_IN_PLACE, meaning "in recvbuf",
+     * also at processes other than the root (see topo_basic.c): the engine
+     * and the binomial reduce take it at the root only */
+    if (sendbuf == MPI_IN_PLACE && comm_ptr->rank != root)
+        sendbuf = recvbuf;
     if (MPIR_TOPO_STEP_ASIDE(comm_ptr))
         goto fallback;
 
@@ -52,11 +57,7 @@ int MPIR_Reduce_intra_topo_pipeline(const void *sendbuf, void *recvbuf, MPI_Aint
     MPIR_ERR_CHECK(mpi_errno);
 
   fallback:
-    /* why_not is NULL when stepping aside; (CH4's compositions may pass
-     * MPI_IN_PLACE at a process other than the root, meaning "in recvbuf",
-     * which the binomial reduce does not accept) */
-    if (sendbuf == MPI_IN_PLACE && comm_ptr->rank != root)
-        sendbuf = recvbuf;
+    /* why_not is NULL when stepping aside */
     MPIR_COLL_TRACE_REDIRECT(comm_ptr, "reduce", "topo_pipeline", "binomial",
                              why_not ? "fallback" : "inside", count, datatype);
     mpi_errno = MPIR_Reduce_intra_binomial(sendbuf, recvbuf, count, datatype, op, root, comm_ptr,

@@ -276,10 +276,6 @@ static int reduction(const void *sendbuf, void *recvbuf, MPI_Aint count, MPI_Dat
             "which the packed shared-memory slices do not keep)";
         return MPI_SUCCESS;
     }
-    /* MPICH's CH4 reduce compositions pass MPI_IN_PLACE, meaning "in
-     * recvbuf", also at processes that are not the root (see topo_basic.c) */
-    if (!wants && sendbuf == MPI_IN_PLACE)
-        sendbuf = recvbuf;
     if (comm->local_size == 1) {
         if (sendbuf != MPI_IN_PLACE)
             mpi_errno = MPIR_Localcopy(sendbuf, count, datatype, recvbuf, count, datatype);

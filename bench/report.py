@@ -21,7 +21,7 @@ import sys
 from collections import defaultdict
 
 OURS = ('mpich-topo default', 'topo_ring', 'topo_pipeline', 'topo_multileader', 'topo_tree')
-COLLS = ('allgather', 'bcast', 'allreduce')
+COLLS = ('allgather', 'bcast', 'allreduce', 'reduce')
 PEERS = ('openmpi', 'openmpi-han')
 # MPICH's default in launches of its own, beside mpich-topo's default: the
 # baseline of that one (the other algorithms share the main launch with
@@ -262,7 +262,7 @@ def summary(d, rows, meta, cmds, data, na, plots):
         w('Loopback transmit counter around back-to-back calls minus the same without calls, '
           'smallest of 3 tries (TCP/IP headers included: about 1.00-1.01x for one large '
           'message). Bounds: allgather each node receives what it lacks once, m * sum over '
-          'nodes of (p - p_node) (= N(N-1)Pm for equal nodes); bcast (N-1)m; allreduce 2(N-1)m. '
+          'nodes of (p - p_node) (= N(N-1)Pm for equal nodes); bcast and reduce (N-1)m; allreduce 2(N-1)m. '
           'Shown at 1 MiB, and the range from 64 KiB up.')
         w('')
         for c in netcases:
@@ -403,7 +403,7 @@ def make_plots(d, meta, data):
             fig.savefig(os.path.join(pdir, 'lat-%s-%s.png' % (case_slug(c), coll)), dpi=90)
             plt.close(fig)
         if c[0] > 1 and c[3] == 'hot':
-            fig, axes = plt.subplots(1, 3, figsize=(15, 4.5))
+            fig, axes = plt.subplots(1, len(COLLS), figsize=(5 * len(COLLS), 4.5))
             anyline = False
             for ax, coll in zip(axes, COLLS):
                 dd = data[c].get(coll, {})

@@ -1,6 +1,6 @@
 #!/bin/bash
-# The benchmark suite: one command times every allgather, bcast and allreduce
-# algorithm of this MPICH (ours, MPICH's stock ones and MPICH's default
+# The benchmark suite: one command times every allgather, bcast, allreduce and
+# reduce algorithm of this MPICH (ours, MPICH's stock ones and MPICH's default
 # selection) side by side, on one node and on emulated nodes in block, cyclic
 # and shuffled placements, counts the bytes each call puts on the emulated
 # network against the lower bound, runs the same benchmark under Open MPI
@@ -92,6 +92,7 @@ fi
 ALG_AG="default brucks recursive_doubling ring topo_ring topo_pipeline topo_multileader"
 ALG_BC="default binomial scatter_recursive_doubling_allgather scatter_ring_allgather topo_tree topo_pipeline"
 ALG_AR="default recursive_doubling reduce_scatter_allgather topo_pipeline"
+ALG_RD="default binomial reduce_scatter_gather smp topo_pipeline"
 case $mode in
     full)  : "${nps:=2 4}"; netcalls=4; tmo=1800 ;;
     quick) : "${nps:=2}"; netcalls=4; tmo=600 ;;
@@ -276,7 +277,7 @@ mpich_case() {  # np nn placement cache
     run mpich "${stock_default[@]}"
     if [ $relaunch = no ]; then
         local all
-        all=$(echo "$ALG_AG $ALG_BC $ALG_AR" | tr ' ' '\n' | awk '!seen[$0]++' | paste -sd, -)
+        all=$(echo "$ALG_AG $ALG_BC $ALG_AR $ALG_RD" | tr ' ' '\n' | awk '!seen[$0]++' | paste -sd, -)
         # smoke, ranks outnumbering cores: MPICH's default and ours only (the
         # stock ones busy-poll there for seconds; the other cases check them)
         if [ $mode = smoke ] && [ "$np" -gt "$ncores" ]; then
@@ -286,9 +287,12 @@ mpich_case() {  # np nn placement cache
             "$bin" -c all -a "$all" -n $k -l mpich "${args[@]}"
     else
         local c C a
-        for c in allgather bcast allreduce; do
+        for c in allgather bcast allreduce reduce; do
             C=$(echo $c | tr a-z A-Z)
-            case $c in allgather) algs=$ALG_AG ;; bcast) algs=$ALG_BC ;; *) algs=$ALG_AR ;; esac
+            case $c in
+                allgather) algs=$ALG_AG ;; bcast) algs=$ALG_BC ;;
+                allreduce) algs=$ALG_AR ;; *) algs=$ALG_RD ;;
+            esac
             for a in $algs; do
                 local ae=()
                 [ $a = default ] || ae=(MPIR_CVAR_${C}_INTRA_ALGORITHM=$a MPIR_CVAR_${C}_DEVICE_COLLECTIVE=0

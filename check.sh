@@ -245,6 +245,19 @@ gen_testlist() {    # device
     echo "topo_bcast 3 $bcp $c3"
     echo "allred 2 $arp $c2 arg=-count=100"
     echo "reduce 3 env=MPIR_CVAR_REDUCE_INTRA_ALGORITHM=topo_pipeline $fb $c3"
+    # the barrier: nobody leaves before the last enters, on one node (all
+    # poll), across nodes (leaders meet), one process per node, by default,
+    # and across a restart of the progress counters
+    if [ -f "$top/test/mpi/coll/topo_barrier.c" ]; then
+        bap="env=MPIR_CVAR_BARRIER_INTRA_ALGORITHM=topo_flags $fb"
+        echo "topo_barrier 4 $bap $bind"
+        echo "topo_barrier 5 $bap $c2"
+        echo "topo_barrier 3 $bap $c3"
+        echo "topo_barrier 3"
+        echo "topo_barrier 4 $bap $c2 env=MPIR_CVAR_TOPO_DEBUG_ROUNDS_LEFT=300"
+        # more than 16 on a node: one process polls, the others wait on it
+        [ $quick = yes ] || echo "topo_barrier 17 $bap"
+    fi
     if [ -f "$top/test/mpi/coll/topo_stress.c" ]; then
         echo "topo_stress 4 $agp $bcp $arp $c2 $bind $cma"
         echo "topo_stress 5 $agp $bcp $arp $c3b $lead2 $chunk"

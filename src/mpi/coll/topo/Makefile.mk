@@ -17,7 +17,8 @@ mpi_core_sources += \
     src/mpi/coll/topo/allgather_intra_topo_multileader.c \
     src/mpi/coll/topo/bcast_intra_topo_pipeline.c \
     src/mpi/coll/topo/allreduce_intra_topo_pipeline.c \
-    src/mpi/coll/topo/reduce_intra_topo_pipeline.c
+    src/mpi/coll/topo/reduce_intra_topo_pipeline.c \
+    src/mpi/coll/topo/barrier_intra_topo_flags.c
 
 noinst_HEADERS += \
     src/mpi/coll/topo/topo_logic.h \

@@ -22,5 +22,6 @@ int MPIDI_Topo_allreduce_pipeline(const void *sendbuf, void *recvbuf, MPI_Aint c
 int MPIDI_Topo_reduce_pipeline(const void *sendbuf, void *recvbuf, MPI_Aint count,
                                MPI_Datatype datatype, MPI_Op op, int root, MPIR_Comm * comm,
                                const char **why_not, MPIR_Errflag_t * errflag);
+int MPIDI_Topo_barrier_flags(MPIR_Comm * comm, const char **why_not, MPIR_Errflag_t * errflag);
 
 #endif /* TOPO_ENGINE_API_H_INCLUDED */

@@ -12,7 +12,8 @@ mpi_core_sources += \
     src/mpid/ch4/shm/topo/topo_engine.c \
     src/mpid/ch4/shm/topo/topo_bcast_pipeline.c \
     src/mpid/ch4/shm/topo/topo_allgather_pipeline.c \
-    src/mpid/ch4/shm/topo/topo_allreduce_pipeline.c
+    src/mpid/ch4/shm/topo/topo_allreduce_pipeline.c \
+    src/mpid/ch4/shm/topo/topo_barrier_flags.c
 
 noinst_HEADERS += \
     src/mpid/ch4/shm/topo/topo_engine.h

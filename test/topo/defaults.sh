@@ -231,7 +231,7 @@ XEOF
     { notok "build the test programs"; tap_summary defaults; exit 1; }
 
 # every result is validated (-v); 16 B to 8 MiB per process
-bench="$tmp/coll_bench -c allgather,bcast,allreduce -a default -m 16 -M 8388608 -s 8 -i 3 -w 1 -T 0.02 -R 1 -v"
+bench="$tmp/coll_bench -c allgather,bcast,allreduce,reduce -a default -m 16 -M 8388608 -s 8 -i 3 -w 1 -T 0.02 -R 1 -v"
 
 # 1. one node, 2 processes bound to cores
 run 2 -bind-to core $bench
@@ -239,6 +239,10 @@ check "one node: every bcast is topo_pipeline" \
     'valid && sel bcast topo_pipeline parent 2 && [ "$(grep -cE "^mpich-topo: +bcast +[a-z_]+ +selection +parent +2:" "$tmp/out")" = 1 ]'
 check "one node: every allreduce (commutative op, count > 0) is topo_pipeline" \
     'valid && sel allreduce topo_pipeline parent 2 && [ "$(grep -E "^mpich-topo: +allreduce +[a-z_]+ +selection +parent +2:" "$tmp/out" | grep -vc " smp ")" = 1 ]'
+check "one node: reduce stays MPICH's (topo_pipeline only ties it)" \
+    'valid && grep -qE "^mpich-topo: +reduce +[a-z_]+ +selection" "$tmp/out" && ! sel reduce topo_pipeline parent 2'
+check "one node: every barrier is topo_flags (the benchmark's barriers between calls)" \
+    'valid && sel barrier topo_flags parent 2 && [ "$(grep -cE "^mpich-topo: +barrier +[a-z_]+ +selection +parent +2:" "$tmp/out")" = 1 ]'
 check "one node: allgather topo_pipeline below 32 KiB in all, MPICH's tree above" \
     'valid && sel allgather topo_pipeline parent 2 && sizes allgather topo_pipeline parent 2 | grep -q "8K-<16K B" && ! sizes allgather topo_pipeline parent 2 | grep -qE "64K-" && sizes allgather recursive_doubling parent 2 | grep -q "64K-<128K B" && sizes allgather ring parent 2 | grep -q "4M-<8192K B"'
 
@@ -249,6 +253,10 @@ check "2 nodes x 2: allgather topo_pipeline (each node's data crosses the networ
     'valid && sel allgather topo_pipeline parent 4 && ! grep -qE "^mpich-topo: +allgather +(ring|brucks|recursive_doubling) +selection +parent +4:" "$tmp/out"'
 check "2 nodes x 2: bcast stays MPICH's" \
     'valid && ! sel bcast topo_pipeline parent 4 && grep -qE "^mpich-topo: +bcast +[a-z_]+ +selection +node_roots" "$tmp/out"'
+check "2 nodes x 2: barrier stays MPICH's" \
+    'valid && ! sel barrier topo_flags parent 4 && grep -qE "^mpich-topo: +barrier +dissemination +selection +node_roots +2:" "$tmp/out"'
+check "2 nodes x 2: reduce stays MPICH's" \
+    'valid && grep -qE "^mpich-topo: +reduce +[a-z_]+ +selection" "$tmp/out" && ! sel reduce topo_pipeline parent 4'
 check "2 nodes x 2: allreduce topo_pipeline from 256 KiB (the 512 KiB calls only), MPICH's composition below" \
     'valid && sizes allreduce topo_pipeline parent 4 | grep -qE "sizes 512K-<1024K B: [0-9]+$" && sizes allreduce reduce_scatter_allgather node_roots 2 | grep -q "64K-<128K B"'
 

@@ -11,7 +11,10 @@
  *                     end with an error on every process (MPI_ERRORS_RETURN),
  *                     not hang.  Prints "fault: rank R: error" or
  *                     "fault: rank R: success", and "fault: cma refused" on
- *                     the ranks whose reads the kernel refused, if known.
+ *                     the ranks whose reads the kernel refused, if known;
+ *                     "fault: rank R: MPI_Error_string wrote past its
+ *                     buffer" where the error's string (a stack longer
+ *                     than MPI_MAX_ERROR_STRING) did not stay in it.
  *   fault kill BYTES  allgathers in a loop; rank 1 kills itself (SIGKILL)
  *                     on its third call: the job must end.
  *   fault nomem BYTES run with MPIR_CVAR_TOPO_DEBUG_SETUP_NOMEM=1: rank 1
@@ -89,10 +92,23 @@ int main(int argc, char **argv)
         MPI_Barrier(MPI_COMM_WORLD);
         err = MPI_Allgather(send, (int) m, MPI_BYTE, recv, (int) m, MPI_BYTE, MPI_COMM_WORLD);
         if (err != MPI_SUCCESS) {
-            char msg[MPI_MAX_ERROR_STRING];
-            int len;
-            MPI_Error_string(err, msg, &len);
-            printf("fault: rank %d: error: %s\n", rank, msg);
+            /* the error's stack is longer than MPI_MAX_ERROR_STRING: the
+             * string must end inside its buffer, and nothing after it may
+             * change (a guard of 'g's with a NUL inside, so that a printer
+             * that reads past the buffer then writes further on) */
+            struct {
+                char msg[MPI_MAX_ERROR_STRING];
+                char guard[256];
+            } b;
+            int len, damaged = 0;
+            memset(b.guard, 'g', sizeof(b.guard));
+            b.guard[64] = '\0';
+            MPI_Error_string(err, b.msg, &len);
+            for (int i = 0; i < (int) sizeof(b.guard); i++)
+                damaged |= b.guard[i] != (i == 64 ? '\0' : 'g');
+            if (damaged || strnlen(b.msg, sizeof(b.msg)) == sizeof(b.msg))
+                printf("fault: rank %d: MPI_Error_string wrote past its buffer\n", rank);
+            printf("fault: rank %d: error: %s\n", rank, b.msg);
         } else {
             int bad = 0;
             for (int q = 0; q < size; q++)

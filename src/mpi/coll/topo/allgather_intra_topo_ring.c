@@ -3,7 +3,6 @@
  */
 
 #include "mpiimpl.h"
-#include "coll_trace.h"
 #include "topo.h"
 
 /* Algorithm: distance-aware ring (Ma et al., Algorithm 2)
@@ -20,29 +19,18 @@
  *
  * Cost = (p-1).alpha + n.((p-1)/p).beta, with the beta of the slowest
  * link used by the ring, which is what the ordering improves.
+ *
+ * Its MPIR entry, MPIR_Allgather_intra_topo_ring, is in topo_entry.c.
  */
-int MPIR_Allgather_intra_topo_ring(const void *sendbuf, MPI_Aint sendcount,
-                                   MPI_Datatype sendtype, void *recvbuf, MPI_Aint recvcount,
-                                   MPI_Datatype recvtype, MPIR_Comm * comm_ptr,
-                                   MPIR_Errflag_t * errflag)
+int MPIR_Topo_allgather_ring(const void *sendbuf, MPI_Aint sendcount, MPI_Datatype sendtype,
+                             void *recvbuf, MPI_Aint recvcount, MPI_Datatype recvtype,
+                             MPIR_Comm * comm_ptr, MPIR_Errflag_t * errflag)
 {
     int mpi_errno = MPI_SUCCESS;
     int mpi_errno_ret = MPI_SUCCESS;
     int p, rank, pos, left, right;
     MPI_Aint extent;
     MPIR_Topo_comm_t *topo;
-
-    if (comm_ptr->comm_kind != MPIR_COMM_KIND__INTRACOMM) {
-        /* only reachable through a tuning file that selects it for intercomms */
-        mpi_errno = MPIR_Topo_cannot_run(comm_ptr, "MPIR_Allgather_intra_topo_ring",
-                                         "the communicator is an intercommunicator");
-        MPIR_ERR_CHECK(mpi_errno);
-        MPIR_COLL_TRACE_REDIRECT(comm_ptr, "allgather", "topo_ring",
-                                 "local_gather_remote_bcast", "fallback", recvcount, recvtype);
-        return MPIR_Allgather_inter_local_gather_remote_bcast(sendbuf, sendcount, sendtype,
-                                                              recvbuf, recvcount, recvtype,
-                                                              comm_ptr, errflag);
-    }
 
     p = comm_ptr->local_size;
     rank = comm_ptr->rank;

@@ -3,7 +3,6 @@
  */
 
 #include "mpiimpl.h"
-#include "coll_trace.h"
 #include "topo.h"
 
 /* Algorithm: distance-aware pipelined tree (Ma et al., Algorithm 1)
@@ -18,6 +17,12 @@
  * a process forwards chunk k to its children while it receives chunk k+1, so
  * all levels of the tree are busy at once. Non-contiguous datatypes are
  * packed into a contiguous buffer first.
+ *
+ * Cost, n bytes in chunks of c, a tree of depth d whose busiest process
+ * has f children: (d + n/c - 1).(alpha + f.c.beta), each beta that of the
+ * link used; every slow link carries n bytes once.
+ *
+ * Its MPIR entry, MPIR_Bcast_intra_topo_tree, is in topo_entry.c.
  */
 
 /* how many chunks' sends may be in flight per process */
@@ -42,8 +47,8 @@ static int wait_sends(MPIR_Request ** slot, int n, MPIR_Errflag_t * errflag)
     return ret;
 }
 
-int MPIR_Bcast_intra_topo_tree(void *buffer, MPI_Aint count, MPI_Datatype datatype, int root,
-                               MPIR_Comm * comm_ptr, MPIR_Errflag_t * errflag)
+int MPIR_Topo_bcast_tree(void *buffer, MPI_Aint count, MPI_Datatype datatype, int root,
+                         MPIR_Comm * comm_ptr, MPIR_Errflag_t * errflag)
 {
     int mpi_errno = MPI_SUCCESS;
     int mpi_errno_ret = MPI_SUCCESS;
@@ -56,17 +61,6 @@ int MPIR_Bcast_intra_topo_tree(void *buffer, MPI_Aint count, MPI_Datatype dataty
     MPIR_Request *rreqs[TOPO_BCAST_SEND_DEPTH] = { NULL }, **sreqs = NULL, **whole;
     MPIR_Request *stack_reqs[TOPO_BCAST_STACK_REQS];
     MPIR_Topo_comm_t *topo;
-
-    if (comm_ptr->comm_kind != MPIR_COMM_KIND__INTRACOMM) {
-        /* only reachable through a tuning file that selects it for intercomms */
-        mpi_errno = MPIR_Topo_cannot_run(comm_ptr, "MPIR_Bcast_intra_topo_tree",
-                                         "the communicator is an intercommunicator");
-        MPIR_ERR_CHECK(mpi_errno);
-        MPIR_COLL_TRACE_REDIRECT(comm_ptr, "bcast", "topo_tree", "remote_send_local_bcast",
-                                 "fallback", count, datatype);
-        return MPIR_Bcast_inter_remote_send_local_bcast(buffer, count, datatype, root, comm_ptr,
-                                                        errflag);
-    }
 
     rank = comm_ptr->rank;
     MPIR_Datatype_get_size_macro(datatype, type_size);

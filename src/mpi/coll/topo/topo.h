@@ -82,11 +82,14 @@ void MPIR_Topo_get_my_loc(MPIR_Comm * comm, MPIR_Topo_loc_t * loc);
  * caller falls back (print), or just returns MPI_SUCCESS (silent). */
 int MPIR_Topo_cannot_run(MPIR_Comm * comm, const char *algo, const char *reason);
 
-/* Shared MPIR entry of the engine allgathers (allgather_intra_topo_pipeline.c). */
-int MPIR_Topo_allgather_entry(const void *sendbuf, MPI_Aint sendcount, MPI_Datatype sendtype,
-                              void *recvbuf, MPI_Aint recvcount, MPI_Datatype recvtype,
-                              MPIR_Comm * comm_ptr, int multileader, const char *name,
-                              MPIR_Errflag_t * errflag);
+/* The algorithms that run without the engine; their MPIR entries
+ * (MPIR_Allgather_intra_topo_ring, MPIR_Bcast_intra_topo_tree) are in
+ * topo_entry.c. */
+int MPIR_Topo_allgather_ring(const void *sendbuf, MPI_Aint sendcount, MPI_Datatype sendtype,
+                             void *recvbuf, MPI_Aint recvcount, MPI_Datatype recvtype,
+                             MPIR_Comm * comm_ptr, MPIR_Errflag_t * errflag);
+int MPIR_Topo_bcast_tree(void *buffer, MPI_Aint count, MPI_Datatype datatype, int root,
+                         MPIR_Comm * comm_ptr, MPIR_Errflag_t * errflag);
 
 /* A reduction's buffers as packed elements of the datatype's one
  * predefined type (topo_basic.c): type is MPI_DATATYPE_NULL when the

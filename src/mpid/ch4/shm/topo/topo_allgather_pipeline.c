@@ -29,7 +29,15 @@
  * topo_multileader (Kandalla et al.): the same shared-memory aggregation,
  * but leaders exchange with one allgatherv (MPICH's choice: recursive
  * doubling or Bruck for small totals, a ring for large ones), and local
- * processes copy out after it; no overlap inside a round. */
+ * processes copy out after it; no overlap inside a round.
+ *
+ * Cost, m bytes per process, N nodes of L processes, k leaders per node,
+ * p = N.L: every process copies m in and p.m out (segment mode; direct
+ * mode reads the same bytes once, with no copy in); a group leader's ring
+ * takes (N-1).alpha + (N-1).(L/k).m.beta on the network, the lower bound
+ * of a node's traffic split over its k leaders; rounds overlap the ring of
+ * one with the copies of the next.  topo_multileader pays its allgatherv's
+ * cost (log N alpha for small totals) and no overlap. */
 
 /* Kandalla's leader exchange: recursive doubling (power-of-two leader
  * count) or Bruck for small totals, a ring for large ones.  Run as a

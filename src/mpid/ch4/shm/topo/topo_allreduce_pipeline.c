@@ -24,7 +24,15 @@
  * Reduce (MPIR_CVAR_REDUCE_INTRA_ALGORITHM=topo_pipeline) runs the same
  * rounds: the leaders' step is a reduce to the leaders of the root's node,
  * and only the root copies the result out; the others mark a round done as
- * soon as their slice is reduced (leaders: once their network step is). */
+ * soon as their slice is reduced (leaders: once their network step is).
+ *
+ * Cost, per round of c bytes, N nodes of L processes, k leaders per node:
+ * each process copies c in and reduces c/L across L areas ((L-1).c/L
+ * reductions); the leaders allreduce (reduce) c/k bytes each over the
+ * network, recursive doubling or reduce-scatter/allgather on N nodes
+ * (log N alpha + 2.c/k beta at least; reduce: log N alpha + c/k beta);
+ * everyone (reduce: the root) copies c out.  Rounds overlap the network
+ * step of one with the local work of the next. */
 
 /* area a of a slot holds the span of local process a's elements; element
  * 0's base is the area minus true_lb */

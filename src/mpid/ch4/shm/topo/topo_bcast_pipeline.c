@@ -19,7 +19,14 @@
  *    receive straight into their user buffer and the others read each
  *    chunk from there (or from the root's buffer) with one
  *    process_vm_readv: one copy instead of two.
- * Both modes send the same messages between nodes. */
+ * Both modes send the same messages between nodes.
+ *
+ * Cost, n bytes in chunks of c, N nodes of L processes, k leaders per
+ * node: (log N + n/(k.c) - 1).(alpha + f.c.beta) on the network for a
+ * node with f children in the tree of nodes (every node receives n bytes
+ * once, split over its k leaders); each local process copies n once
+ * (segment mode: twice on the root's node), overlapped with the network
+ * chunks. */
 
 static void node_tree(int nn, int node, int root_node, int *parent, int *children, int *nchildren)
 {

@@ -1,0 +1,116 @@
+/*
+ * Copyright (C) by the mpich-topo authors. See COPYRIGHT in top-level directory.
+ */
+
+/* Locations of processes (from hwloc and the node map) and the distance
+ * between two of them: the pure topology logic, which needs no MPI (test/unit
+ * builds it with -DMPIR_TOPO_STANDALONE). */
+
+#include <stdlib.h>
+#include <string.h>
+#include "topo_logic.h"
+
+#ifdef MPIR_TOPO_STANDALONE
+int MPIR_Topo_standalone_fail_countdown = -1;
+
+void *MPIR_Topo_standalone_malloc(size_t sz)
+{
+    if (MPIR_Topo_standalone_fail_countdown >= 0 && MPIR_Topo_standalone_fail_countdown-- == 0)
+        return NULL;
+    return malloc(sz ? sz : 1);
+}
+#endif
+
+int MPIR_Topo_loc_from_hwloc(hwloc_topology_t topo, hwloc_const_cpuset_t binding, int node_id,
+                             MPIR_Topo_loc_t * loc)
+{
+    hwloc_obj_t obj, anc, cache = NULL, board = NULL, numa, first_numa = NULL, os;
+    hwloc_const_cpuset_t topo_set;
+    int nnic = 0, numa_ok = 1;
+
+    if (loc == NULL || topo == NULL)
+        return -1;
+    loc->node = node_id;
+    loc->board = 0;
+    loc->package = -1;
+    loc->numa = -1;
+    loc->cache = -1;
+    loc->core = -1;
+    loc->nic = -1;
+    loc->nic_far = 0;
+
+    topo_set = hwloc_topology_get_topology_cpuset(topo);
+    if (binding == NULL || hwloc_bitmap_iszero(binding) || hwloc_bitmap_isincluded(topo_set, binding))
+        return 0;
+    obj = hwloc_get_obj_covering_cpuset(topo, binding);
+    if (obj == NULL)
+        return 0;       /* binding outside of this topology: nothing is known */
+
+    for (anc = obj; anc; anc = anc->parent) {
+        if (anc->type == HWLOC_OBJ_CORE && loc->core < 0)
+            loc->core = (int) anc->logical_index;
+        else if (anc->type == HWLOC_OBJ_PACKAGE && loc->package < 0)
+            loc->package = (int) anc->logical_index;
+        else if (hwloc_obj_type_is_cache(anc->type))
+            cache = anc;        /* keep going up: we want the largest one */
+        else if (anc->type == HWLOC_OBJ_GROUP && !hwloc_bitmap_isequal(anc->cpuset, topo_set) &&
+                 hwloc_get_nbobjs_inside_cpuset_by_type(topo, anc->cpuset, HWLOC_OBJ_PACKAGE) > 1)
+            board = anc;        /* topmost such group wins */
+    }
+    if (cache)
+        loc->cache = cache->depth * (1 << 20) + (int) (cache->logical_index & 0xfffff);
+    if (board)
+        loc->board = (int) board->logical_index;
+
+    /* NUMA nodes with identical locality (e.g. DDR + HBM of one cluster) count
+     * as one memory controller; memory-only nodes never intersect a binding */
+    for (numa = hwloc_get_next_obj_by_type(topo, HWLOC_OBJ_NUMANODE, NULL); numa;
+         numa = hwloc_get_next_obj_by_type(topo, HWLOC_OBJ_NUMANODE, numa)) {
+        if (!numa->cpuset || !hwloc_bitmap_intersects(numa->cpuset, binding))
+            continue;
+        if (first_numa == NULL)
+            first_numa = numa;
+        else if (!hwloc_bitmap_isequal(first_numa->cpuset, numa->cpuset))
+            numa_ok = 0;
+    }
+    if (first_numa && numa_ok)
+        loc->numa = (int) first_numa->logical_index;
+
+    for (os = hwloc_get_next_osdev(topo, NULL); os; os = hwloc_get_next_osdev(topo, os)) {
+        if (os->attr->osdev.type != HWLOC_OBJ_OSDEV_NETWORK &&
+            os->attr->osdev.type != HWLOC_OBJ_OSDEV_OPENFABRICS)
+            continue;
+        anc = hwloc_get_non_io_ancestor_obj(topo, os);
+        if (loc->nic < 0 && anc && anc->cpuset && hwloc_bitmap_isincluded(binding, anc->cpuset))
+            loc->nic = nnic;
+        nnic++;
+    }
+    loc->nic_far = (nnic > 0 && loc->nic < 0);
+    return 0;
+}
+
+static int same(int x, int y)
+{
+    return x >= 0 && y >= 0 && x == y;
+}
+
+int MPIR_Topo_distance(const MPIR_Topo_loc_t * a, const MPIR_Topo_loc_t * b)
+{
+    int snuma, spkg;
+
+    if (a->node != b->node)
+        return MPIR_TOPO_DIST_NET + (a->nic_far != 0) + (b->nic_far != 0);
+    if (same(a->cache, b->cache))
+        return MPIR_TOPO_DIST_CACHE;
+    snuma = same(a->numa, b->numa);
+    spkg = same(a->package, b->package);
+    if (snuma && spkg)
+        return MPIR_TOPO_DIST_NUMA;
+    if (snuma)
+        return MPIR_TOPO_DIST_NUMA_XPKG;
+    if (spkg)
+        return MPIR_TOPO_DIST_PACKAGE;
+    if (same(a->board, b->board))
+        return MPIR_TOPO_DIST_BOARD;
+    return MPIR_TOPO_DIST_NODE;
+}

@@ -1,0 +1,443 @@
+/*
+ * Copyright (C) by the mpich-topo authors. See COPYRIGHT in top-level directory.
+ */
+
+#include "mpiimpl.h"
+#include "coll_trace.h"
+#include "topo.h"
+#include "topo_engine_api.h"
+
+/* The MPIR entry of every topology-aware algorithm, the functions that
+ * MPICH's selection (CVARs, csel tuning files) calls.  Each algorithm is
+ * one row of one table, topo_algos[] (an MPIR_Topo_algo_t each): what
+ * runs the algorithm, the stock algorithm that stands in where it cannot
+ * run, and the one for intercommunicators.
+ * topo_entry applies them in the same order for all:
+ *  1. an intercommunicator: MPIR_CVAR_COLLECTIVE_FALLBACK decides, then the
+ *     stock intercommunicator algorithm;
+ *  2. engine algorithms step aside for the stock one on the engine's own
+ *     communicators and where MPIR_TOPO_STEP_ASIDE says;
+ *  3. the algorithm runs; where it says why it cannot (the same on every
+ *     member), MPIR_CVAR_COLLECTIVE_FALLBACK decides, then the stock one.
+ * The algorithms themselves live in one file each: the engine's in
+ * src/mpid/ch4/shm/topo (topo_<coll>_<algo>.c), the others here
+ * (<coll>_intra_<algo>.c). */
+
+typedef struct MPIR_Topo_args {
+    const void *sendbuf;
+    void *recvbuf;              /* bcast: the buffer */
+    MPI_Aint count;             /* allgather: recvcount; barrier: 0 */
+    MPI_Datatype datatype;      /* allgather: recvtype */
+    MPI_Aint sendcount;         /* allgather only */
+    MPI_Datatype sendtype;      /* allgather only */
+    MPI_Op op;
+    int root;
+    MPIR_Comm *comm;
+} MPIR_Topo_args_t;
+
+typedef int (*MPIR_Topo_run_fn) (const MPIR_Topo_args_t * a, const char **why_not,
+                                 MPIR_Errflag_t * errflag);
+typedef int (*MPIR_Topo_stock_fn) (const MPIR_Topo_args_t * a, MPIR_Errflag_t * errflag);
+
+typedef struct MPIR_Topo_algo {
+    const char *coll;           /* "bcast": for the trace */
+    const char *name;           /* "topo_pipeline": the CVAR value */
+    const char *fn;             /* the MPIR function, for errors */
+    int engine;                 /* runs on the shared-memory engine */
+    MPIR_Topo_run_fn run;       /* NULL: not built (no CH4 shared memory) */
+    const char *(*stock_name) (const MPIR_Topo_args_t * a);
+    MPIR_Topo_stock_fn stock;   /* stands in on intracommunicators */
+    const char *inter_name;
+    MPIR_Topo_stock_fn inter;   /* runs on intercommunicators */
+} MPIR_Topo_algo_t;
+
+enum {
+    TOPO_ALLGATHER_PIPELINE,
+    TOPO_ALLGATHER_MULTILEADER,
+    TOPO_ALLGATHER_RING,
+    TOPO_BCAST_PIPELINE,
+    TOPO_BCAST_TREE,
+    TOPO_ALLREDUCE_PIPELINE,
+    TOPO_REDUCE_PIPELINE,
+    TOPO_BARRIER_FLAGS,
+};
+
+
+static int topo_entry(const MPIR_Topo_algo_t * algo, const MPIR_Topo_args_t * a,
+                      MPIR_Errflag_t * errflag)
+{
+    int mpi_errno = MPI_SUCCESS;
+    const char *why_not = NULL;
+    MPIR_Comm *comm = a->comm;
+
+    if (comm->comm_kind != MPIR_COMM_KIND__INTRACOMM) {
+        mpi_errno = MPIR_Topo_cannot_run(comm, algo->fn,
+                                         "the communicator is an intercommunicator");
+        MPIR_ERR_CHECK(mpi_errno);
+        MPIR_COLL_TRACE_REDIRECT(comm, algo->coll, algo->name, algo->inter_name, "fallback",
+                                 a->count, a->datatype);
+        return algo->inter(a, errflag);
+    }
+    /* the engine's own communicators, and this one while the engine sets
+     * itself up on it, use the stock algorithm (why_not stays NULL) */
+    if (algo->engine && MPIR_TOPO_STEP_ASIDE(comm))
+        goto stock;
+
+    if (algo->run) {
+        mpi_errno = algo->run(a, &why_not, errflag);
+        if (mpi_errno || why_not == NULL)
+            goto fn_exit;
+    } else {
+        why_not = "MPICH was built without CH4 shared memory (configure --with-ch4-shmmods=posix)";
+    }
+    mpi_errno = MPIR_Topo_cannot_run(comm, algo->fn, why_not);
+    MPIR_ERR_CHECK(mpi_errno);
+
+  stock:
+    MPIR_COLL_TRACE_REDIRECT(comm, algo->coll, algo->name, algo->stock_name(a),
+                             why_not ? "fallback" : "inside", a->count, a->datatype);
+    mpi_errno = algo->stock(a, errflag);
+
+  fn_exit:
+    return mpi_errno;
+  fn_fail:
+    goto fn_exit;
+}
+
+#ifdef MPIR_TOPO_HAVE_ENGINE
+#define MPIR_TOPO_ENGINE_RUN(fn) fn
+#else
+#define MPIR_TOPO_ENGINE_RUN(fn) NULL
+#endif
+
+/* ---- allgather: topo_pipeline, topo_multileader, topo_ring ------------- */
+
+static const char *allgather_stock_name(const MPIR_Topo_args_t * a)
+{
+    MPI_Aint tsize;
+
+    MPIR_Datatype_get_size_macro(a->datatype, tsize);
+    return a->count * tsize * a->comm->local_size < MPIR_CVAR_ALLGATHER_LONG_MSG_SIZE ?
+        "brucks" : "ring";
+}
+
+static int allgather_stock(const MPIR_Topo_args_t * a, MPIR_Errflag_t * errflag)
+{
+    if (allgather_stock_name(a)[0] == 'b')
+        return MPIR_Allgather_intra_brucks(a->sendbuf, a->sendcount, a->sendtype, a->recvbuf,
+                                           a->count, a->datatype, a->comm, errflag);
+    return MPIR_Allgather_intra_ring(a->sendbuf, a->sendcount, a->sendtype, a->recvbuf,
+                                     a->count, a->datatype, a->comm, errflag);
+}
+
+static int allgather_inter(const MPIR_Topo_args_t * a, MPIR_Errflag_t * errflag)
+{
+    return MPIR_Allgather_inter_local_gather_remote_bcast(a->sendbuf, a->sendcount, a->sendtype,
+                                                          a->recvbuf, a->count, a->datatype,
+                                                          a->comm, errflag);
+}
+
+#ifdef MPIR_TOPO_HAVE_ENGINE
+/* GPU memory never reaches the engine's memcpy or CMA reads: it is staged
+ * through host memory (NULL for host memory), so that every process runs
+ * the engine whatever its buffers */
+static int allgather_engine(const MPIR_Topo_args_t * a, int multileader, const char **why_not,
+                            MPIR_Errflag_t * errflag)
+{
+    int mpi_errno;
+    MPI_Aint rcount = a->count * a->comm->local_size;
+    void *hsend = a->sendbuf == MPI_IN_PLACE ? NULL :
+        MPIR_gpu_host_swap(a->sendbuf, a->sendcount, a->sendtype);
+    void *hrecv = a->sendbuf == MPI_IN_PLACE ? MPIR_gpu_host_swap(a->recvbuf, rcount, a->datatype)
+        : MPIR_gpu_host_alloc(a->recvbuf, rcount, a->datatype);
+
+    mpi_errno = MPIDI_Topo_allgather(hsend ? hsend : a->sendbuf, a->sendcount, a->sendtype,
+                                     hrecv ? hrecv : a->recvbuf, a->count, a->datatype, a->comm,
+                                     multileader, why_not, errflag);
+    if (hsend)
+        MPIR_gpu_host_free(hsend, a->sendcount, a->sendtype);
+    if (hrecv && mpi_errno == MPI_SUCCESS && *why_not == NULL)
+        MPIR_gpu_swap_back(hrecv, a->recvbuf, rcount, a->datatype);
+    else if (hrecv)
+        MPIR_gpu_host_free(hrecv, rcount, a->datatype);
+    return mpi_errno;
+}
+
+static int allgather_pipeline_run(const MPIR_Topo_args_t * a, const char **why_not,
+                                  MPIR_Errflag_t * errflag)
+{
+    return allgather_engine(a, 0, why_not, errflag);
+}
+
+static int allgather_multileader_run(const MPIR_Topo_args_t * a, const char **why_not,
+                                     MPIR_Errflag_t * errflag)
+{
+    return allgather_engine(a, 1, why_not, errflag);
+}
+#endif
+
+static int allgather_ring_run(const MPIR_Topo_args_t * a, const char **why_not,
+                              MPIR_Errflag_t * errflag)
+{
+    return MPIR_Topo_allgather_ring(a->sendbuf, a->sendcount, a->sendtype, a->recvbuf,
+                                    a->count, a->datatype, a->comm, errflag);
+}
+
+/* ---- bcast: topo_pipeline, topo_tree ----------------------------------- */
+
+static const char *bcast_stock_name(const MPIR_Topo_args_t * a)
+{
+    return "binomial";
+}
+
+static int bcast_stock(const MPIR_Topo_args_t * a, MPIR_Errflag_t * errflag)
+{
+    return MPIR_Bcast_intra_binomial(a->recvbuf, a->count, a->datatype, a->root, a->comm,
+                                     errflag);
+}
+
+static int bcast_inter(const MPIR_Topo_args_t * a, MPIR_Errflag_t * errflag)
+{
+    return MPIR_Bcast_inter_remote_send_local_bcast(a->recvbuf, a->count, a->datatype, a->root,
+                                                    a->comm, errflag);
+}
+
+#ifdef MPIR_TOPO_HAVE_ENGINE
+/* GPU memory is staged through host memory, as in allgather_engine */
+static int bcast_pipeline_run(const MPIR_Topo_args_t * a, const char **why_not,
+                              MPIR_Errflag_t * errflag)
+{
+    int mpi_errno;
+    void *host = MPIR_gpu_host_swap(a->recvbuf, a->count, a->datatype);
+
+    mpi_errno = MPIDI_Topo_bcast_pipeline(host ? host : a->recvbuf, a->count, a->datatype,
+                                          a->root, a->comm, why_not, errflag);
+    if (host && mpi_errno == MPI_SUCCESS && *why_not == NULL)
+        MPIR_gpu_swap_back(host, a->recvbuf, a->count, a->datatype);
+    else if (host)
+        MPIR_gpu_host_free(host, a->count, a->datatype);
+    return mpi_errno;
+}
+#endif
+
+static int bcast_tree_run(const MPIR_Topo_args_t * a, const char **why_not,
+                          MPIR_Errflag_t * errflag)
+{
+    return MPIR_Topo_bcast_tree(a->recvbuf, a->count, a->datatype, a->root, a->comm, errflag);
+}
+
+/* ---- allreduce and reduce: topo_pipeline -------------------------------- */
+
+static const char *allreduce_stock_name(const MPIR_Topo_args_t * a)
+{
+    return "recursive_doubling";
+}
+
+static int allreduce_stock(const MPIR_Topo_args_t * a, MPIR_Errflag_t * errflag)
+{
+    return MPIR_Allreduce_intra_recursive_doubling(a->sendbuf, a->recvbuf, a->count,
+                                                   a->datatype, a->op, a->comm, errflag);
+}
+
+static int allreduce_inter(const MPIR_Topo_args_t * a, MPIR_Errflag_t * errflag)
+{
+    return MPIR_Allreduce_inter_reduce_exchange_bcast(a->sendbuf, a->recvbuf, a->count,
+                                                      a->datatype, a->op, a->comm, errflag);
+}
+
+static const char *reduce_stock_name(const MPIR_Topo_args_t * a)
+{
+    return "binomial";
+}
+
+static int reduce_stock(const MPIR_Topo_args_t * a, MPIR_Errflag_t * errflag)
+{
+    return MPIR_Reduce_intra_binomial(a->sendbuf, a->recvbuf, a->count, a->datatype, a->op,
+                                      a->root, a->comm, errflag);
+}
+
+static int reduce_inter(const MPIR_Topo_args_t * a, MPIR_Errflag_t * errflag)
+{
+    return MPIR_Reduce_inter_local_reduce_remote_send(a->sendbuf, a->recvbuf, a->count,
+                                                      a->datatype, a->op, a->root, a->comm,
+                                                      errflag);
+}
+
+#ifdef MPIR_TOPO_HAVE_ENGINE
+static int allreduce_pipeline_run(const MPIR_Topo_args_t * a, const char **why_not,
+                                  MPIR_Errflag_t * errflag)
+{
+    return MPIDI_Topo_allreduce_pipeline(a->sendbuf, a->recvbuf, a->count, a->datatype, a->op,
+                                         a->comm, why_not, errflag);
+}
+
+static int reduce_pipeline_run(const MPIR_Topo_args_t * a, const char **why_not,
+                               MPIR_Errflag_t * errflag)
+{
+    return MPIDI_Topo_reduce_pipeline(a->sendbuf, a->recvbuf, a->count, a->datatype, a->op,
+                                      a->root, a->comm, why_not, errflag);
+}
+#endif
+
+/* ---- barrier: topo_flags ------------------------------------------------ */
+
+static const char *barrier_stock_name(const MPIR_Topo_args_t * a)
+{
+    return "dissemination";
+}
+
+static int barrier_stock(const MPIR_Topo_args_t * a, MPIR_Errflag_t * errflag)
+{
+    return MPIR_Barrier_intra_dissemination(a->comm, errflag);
+}
+
+static int barrier_inter(const MPIR_Topo_args_t * a, MPIR_Errflag_t * errflag)
+{
+    return MPIR_Barrier_inter_bcast(a->comm, errflag);
+}
+
+#ifdef MPIR_TOPO_HAVE_ENGINE
+static int barrier_flags_run(const MPIR_Topo_args_t * a, const char **why_not,
+                             MPIR_Errflag_t * errflag)
+{
+    return MPIDI_Topo_barrier_flags(a->comm, why_not, errflag);
+}
+#endif
+
+/* ---- the table ------------------------------------------------------- */
+
+/* coll, name, MPIR function, engine?, run, stock name, stock, inter name,
+ * inter */
+static const MPIR_Topo_algo_t topo_algos[] = {
+    [TOPO_ALLGATHER_PIPELINE] = {
+        "allgather", "topo_pipeline", "MPIR_Allgather_intra_topo_pipeline", 1,
+        MPIR_TOPO_ENGINE_RUN(allgather_pipeline_run), allgather_stock_name, allgather_stock,
+        "local_gather_remote_bcast", allgather_inter
+    },
+    [TOPO_ALLGATHER_MULTILEADER] = {
+        "allgather", "topo_multileader", "MPIR_Allgather_intra_topo_multileader", 1,
+        MPIR_TOPO_ENGINE_RUN(allgather_multileader_run), allgather_stock_name, allgather_stock,
+        "local_gather_remote_bcast", allgather_inter
+    },
+    [TOPO_ALLGATHER_RING] = {
+        "allgather", "topo_ring", "MPIR_Allgather_intra_topo_ring", 0,
+        allgather_ring_run, allgather_stock_name, allgather_stock,
+        "local_gather_remote_bcast", allgather_inter
+    },
+    [TOPO_BCAST_PIPELINE] = {
+        "bcast", "topo_pipeline", "MPIR_Bcast_intra_topo_pipeline", 1,
+        MPIR_TOPO_ENGINE_RUN(bcast_pipeline_run), bcast_stock_name, bcast_stock,
+        "remote_send_local_bcast", bcast_inter
+    },
+    [TOPO_BCAST_TREE] = {
+        "bcast", "topo_tree", "MPIR_Bcast_intra_topo_tree", 0,
+        bcast_tree_run, bcast_stock_name, bcast_stock,
+        "remote_send_local_bcast", bcast_inter
+    },
+    [TOPO_ALLREDUCE_PIPELINE] = {
+        "allreduce", "topo_pipeline", "MPIR_Allreduce_intra_topo_pipeline", 1,
+        MPIR_TOPO_ENGINE_RUN(allreduce_pipeline_run), allreduce_stock_name, allreduce_stock,
+        "reduce_exchange_bcast", allreduce_inter
+    },
+    [TOPO_REDUCE_PIPELINE] = {
+        "reduce", "topo_pipeline", "MPIR_Reduce_intra_topo_pipeline", 1,
+        MPIR_TOPO_ENGINE_RUN(reduce_pipeline_run), reduce_stock_name, reduce_stock,
+        "local_reduce_remote_send", reduce_inter
+    },
+    [TOPO_BARRIER_FLAGS] = {
+        "barrier", "topo_flags", "MPIR_Barrier_intra_topo_flags", 1,
+        MPIR_TOPO_ENGINE_RUN(barrier_flags_run), barrier_stock_name, barrier_stock,
+        "bcast", barrier_inter
+    },
+};
+
+/* ---- the MPIR entries -------------------------------------------------- */
+
+static int allgather_entry(const MPIR_Topo_algo_t * algo, const void *sendbuf,
+                           MPI_Aint sendcount, MPI_Datatype sendtype, void *recvbuf,
+                           MPI_Aint recvcount, MPI_Datatype recvtype, MPIR_Comm * comm,
+                           MPIR_Errflag_t * errflag)
+{
+    MPIR_Topo_args_t a = {
+        .sendbuf = sendbuf,.recvbuf = recvbuf,.count = recvcount,.datatype = recvtype,
+        .sendcount = sendcount,.sendtype = sendtype,.comm = comm
+    };
+    return topo_entry(algo, &a, errflag);
+}
+
+int MPIR_Allgather_intra_topo_pipeline(const void *sendbuf, MPI_Aint sendcount,
+                                       MPI_Datatype sendtype, void *recvbuf, MPI_Aint recvcount,
+                                       MPI_Datatype recvtype, MPIR_Comm * comm_ptr,
+                                       MPIR_Errflag_t * errflag)
+{
+    return allgather_entry(&topo_algos[TOPO_ALLGATHER_PIPELINE], sendbuf, sendcount, sendtype,
+                           recvbuf, recvcount, recvtype, comm_ptr, errflag);
+}
+
+int MPIR_Allgather_intra_topo_multileader(const void *sendbuf, MPI_Aint sendcount,
+                                          MPI_Datatype sendtype, void *recvbuf,
+                                          MPI_Aint recvcount, MPI_Datatype recvtype,
+                                          MPIR_Comm * comm_ptr, MPIR_Errflag_t * errflag)
+{
+    return allgather_entry(&topo_algos[TOPO_ALLGATHER_MULTILEADER], sendbuf, sendcount, sendtype,
+                           recvbuf, recvcount, recvtype, comm_ptr, errflag);
+}
+
+int MPIR_Allgather_intra_topo_ring(const void *sendbuf, MPI_Aint sendcount,
+                                   MPI_Datatype sendtype, void *recvbuf, MPI_Aint recvcount,
+                                   MPI_Datatype recvtype, MPIR_Comm * comm_ptr,
+                                   MPIR_Errflag_t * errflag)
+{
+    return allgather_entry(&topo_algos[TOPO_ALLGATHER_RING], sendbuf, sendcount, sendtype,
+                           recvbuf, recvcount, recvtype, comm_ptr, errflag);
+}
+
+int MPIR_Bcast_intra_topo_pipeline(void *buffer, MPI_Aint count, MPI_Datatype datatype,
+                                   int root, MPIR_Comm * comm_ptr, MPIR_Errflag_t * errflag)
+{
+    MPIR_Topo_args_t a = {.recvbuf = buffer,.count = count,.datatype = datatype,.root = root,
+        .comm = comm_ptr
+    };
+    return topo_entry(&topo_algos[TOPO_BCAST_PIPELINE], &a, errflag);
+}
+
+int MPIR_Bcast_intra_topo_tree(void *buffer, MPI_Aint count, MPI_Datatype datatype, int root,
+                               MPIR_Comm * comm_ptr, MPIR_Errflag_t * errflag)
+{
+    MPIR_Topo_args_t a = {.recvbuf = buffer,.count = count,.datatype = datatype,.root = root,
+        .comm = comm_ptr
+    };
+    return topo_entry(&topo_algos[TOPO_BCAST_TREE], &a, errflag);
+}
+
+int MPIR_Allreduce_intra_topo_pipeline(const void *sendbuf, void *recvbuf, MPI_Aint count,
+                                       MPI_Datatype datatype, MPI_Op op, MPIR_Comm * comm_ptr,
+                                       MPIR_Errflag_t * errflag)
+{
+    MPIR_Topo_args_t a = {.sendbuf = sendbuf,.recvbuf = recvbuf,.count = count,
+        .datatype = datatype,.op = op,.comm = comm_ptr
+    };
+    return topo_entry(&topo_algos[TOPO_ALLREDUCE_PIPELINE], &a, errflag);
+}
+
+int MPIR_Reduce_intra_topo_pipeline(const void *sendbuf, void *recvbuf, MPI_Aint count,
+                                    MPI_Datatype datatype, MPI_Op op, int root,
+                                    MPIR_Comm * comm_ptr, MPIR_Errflag_t * errflag)
+{
+    MPIR_Topo_args_t a = {.sendbuf = sendbuf,.recvbuf = recvbuf,.count = count,
+        .datatype = datatype,.op = op,.root = root,.comm = comm_ptr
+    };
+    /* CH4's reduce compositions pass MPI_IN_PLACE, meaning "in recvbuf",
+     * also at processes other than the root (see topo_basic.c): the engine
+     * and the binomial reduce take it at the root only */
+    if (sendbuf == MPI_IN_PLACE && comm_ptr->comm_kind == MPIR_COMM_KIND__INTRACOMM &&
+        comm_ptr->rank != root)
+        a.sendbuf = recvbuf;
+    return topo_entry(&topo_algos[TOPO_REDUCE_PIPELINE], &a, errflag);
+}
+
+int MPIR_Barrier_intra_topo_flags(MPIR_Comm * comm_ptr, MPIR_Errflag_t * errflag)
+{
+    MPIR_Topo_args_t a = {.datatype = MPI_DATATYPE_NULL,.comm = comm_ptr };
+    return topo_entry(&topo_algos[TOPO_BARRIER_FLAGS], &a, errflag);
+}

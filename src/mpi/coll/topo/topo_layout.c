@@ -1,0 +1,230 @@
+/*
+ * Copyright (C) by the mpich-topo authors. See COPYRIGHT in top-level directory.
+ */
+
+/* The leader layout of the shared-memory engine: node-major order, groups
+ * and their NIC-near leaders (see topo_logic.h, MPIR_Topo_layout_t). */
+
+#include <stdlib.h>
+#include <string.h>
+#include "topo_logic.h"
+
+typedef struct {
+    int node_idx, package, numa, cache, core, rank;
+} topo_lkey_t;
+
+static int lkey_cmp(const void *a, const void *b)
+{
+    const topo_lkey_t *x = a, *y = b;
+    if (x->node_idx != y->node_idx)
+        return x->node_idx < y->node_idx ? -1 : 1;
+    if (x->package != y->package)
+        return x->package < y->package ? -1 : 1;
+    if (x->numa != y->numa)
+        return x->numa < y->numa ? -1 : 1;
+    if (x->cache != y->cache)
+        return x->cache < y->cache ? -1 : 1;
+    if (x->core != y->core)
+        return x->core < y->core ? -1 : 1;
+    return x->rank < y->rank ? -1 : (x->rank > y->rank);
+}
+
+/* a process' memory domain: its NUMA node, else its package, else none.
+ * A NUMA node may span packages (one NUMA node per machine, shared memory
+ * controller): the package does not matter then. */
+static int same_domain(const MPIR_Topo_loc_t * a, const MPIR_Topo_loc_t * b)
+{
+    if (a->numa >= 0 || b->numa >= 0)
+        return a->numa == b->numa;
+    return a->package == b->package;
+}
+
+void MPIR_Topo_layout_free(MPIR_Topo_layout_t * l)
+{
+    if (l == NULL)
+        return;
+    MPIR_TOPO_FREE(l->order);
+    MPIR_TOPO_FREE(l->pos);
+    MPIR_TOPO_FREE(l->node);
+    MPIR_TOPO_FREE(l->node_start);
+    MPIR_TOPO_FREE(l->group_start);
+    MPIR_TOPO_FREE(l->leader);
+    MPIR_TOPO_FREE(l);
+}
+
+int MPIR_Topo_layout_create(int p, const MPIR_Topo_loc_t * locs, int k_request,
+                            MPIR_Topo_layout_t ** layout)
+{
+    MPIR_Topo_layout_t *l = NULL;
+    topo_lkey_t *keys = NULL;
+    int *node_ids = NULL;       /* node id of each node index, in order of lowest rank */
+    int nnodes = 0, k, min_size, min_domains;
+
+    *layout = NULL;
+    if (p <= 0 || locs == NULL || k_request < 0)
+        return -1;
+
+    l = MPIR_TOPO_MALLOC(sizeof(*l));
+    keys = MPIR_TOPO_MALLOC(p * sizeof(*keys));
+    node_ids = MPIR_TOPO_MALLOC(p * sizeof(int));
+    if (l == NULL || keys == NULL || node_ids == NULL)
+        goto fail_early;
+    memset(l, 0, sizeof(*l));
+    l->p = p;
+    l->order = MPIR_TOPO_MALLOC(p * sizeof(int));
+    l->pos = MPIR_TOPO_MALLOC(p * sizeof(int));
+    l->node = MPIR_TOPO_MALLOC(p * sizeof(int));
+    if (l->order == NULL || l->pos == NULL || l->node == NULL)
+        goto fail;
+
+    /* node index = order of the node's lowest rank; O(p * nnodes) is fine
+     * for the node counts one communicator spans on one call, but use a
+     * sort to stay O(p log p) at scale */
+    {
+        topo_lkey_t *by_id = MPIR_TOPO_MALLOC(p * sizeof(*by_id));
+        if (by_id == NULL)
+            goto fail;
+        for (int r = 0; r < p; r++) {
+            by_id[r].node_idx = locs[r].node;
+            by_id[r].package = r;       /* sort key 2: rank */
+            by_id[r].numa = by_id[r].cache = by_id[r].core = by_id[r].rank = 0;
+        }
+        qsort(by_id, p, sizeof(*by_id), lkey_cmp);
+        /* by_id is grouped by node id; the first entry of each run is the
+         * node's lowest rank.  Order the runs by that rank. */
+        topo_lkey_t *firsts = keys;     /* reuse as scratch */
+        int nruns = 0;
+        for (int i = 0; i < p; i++)
+            if (i == 0 || by_id[i].node_idx != by_id[i - 1].node_idx) {
+                firsts[nruns].node_idx = by_id[i].package;      /* lowest rank */
+                firsts[nruns].package = by_id[i].node_idx;      /* node id */
+                firsts[nruns].numa = firsts[nruns].cache = firsts[nruns].core = 0;
+                firsts[nruns].rank = 0;
+                nruns++;
+            }
+        qsort(firsts, nruns, sizeof(*firsts), lkey_cmp);
+        for (int i = 0; i < nruns; i++)
+            node_ids[i] = firsts[i].package;
+        nnodes = nruns;
+        MPIR_TOPO_FREE(by_id);
+        /* (node id, node index) pairs sorted by id, for a binary search per rank */
+        int *sorted_ids = MPIR_TOPO_MALLOC(nnodes * 2 * sizeof(int));
+        if (sorted_ids == NULL)
+            goto fail;
+        for (int i = 0; i < nnodes; i++) {
+            firsts[i].node_idx = node_ids[i];
+            firsts[i].package = i;
+        }
+        qsort(firsts, nnodes, sizeof(*firsts), lkey_cmp);
+        for (int i = 0; i < nnodes; i++) {
+            sorted_ids[2 * i] = firsts[i].node_idx;
+            sorted_ids[2 * i + 1] = firsts[i].package;
+        }
+        for (int r = 0; r < p; r++) {
+            int lo = 0, hi = nnodes - 1;
+            while (lo < hi) {
+                int mid = (lo + hi) / 2;
+                if (sorted_ids[2 * mid] < locs[r].node)
+                    lo = mid + 1;
+                else
+                    hi = mid;
+            }
+            l->node[r] = sorted_ids[2 * lo + 1];
+        }
+        MPIR_TOPO_FREE(sorted_ids);
+    }
+    l->nnodes = nnodes;
+
+    for (int r = 0; r < p; r++) {
+        keys[r].node_idx = l->node[r];
+        keys[r].package = locs[r].package;
+        keys[r].numa = locs[r].numa;
+        keys[r].cache = locs[r].cache;
+        keys[r].core = locs[r].core;
+        keys[r].rank = r;
+    }
+    qsort(keys, p, sizeof(*keys), lkey_cmp);
+    for (int i = 0; i < p; i++) {
+        l->order[i] = keys[i].rank;
+        l->pos[keys[i].rank] = i;
+    }
+
+    l->node_start = MPIR_TOPO_MALLOC((nnodes + 1) * sizeof(int));
+    if (l->node_start == NULL)
+        goto fail;
+    for (int n = 0, i = 0; n <= nnodes; n++) {
+        while (i < p && l->node[l->order[i]] < n)
+            i++;
+        l->node_start[n] = i;
+    }
+
+    /* k: the request, or the fewest memory domains any node has; never more
+     * than the smallest node's process count */
+    min_size = p;
+    min_domains = p;
+    for (int n = 0; n < nnodes; n++) {
+        int s = l->node_start[n], e = l->node_start[n + 1], nd = 1;
+        if (e - s < min_size)
+            min_size = e - s;
+        for (int i = s + 1; i < e; i++)
+            if (!same_domain(&locs[l->order[i]], &locs[l->order[i - 1]]))
+                nd++;
+        if (nd < min_domains)
+            min_domains = nd;
+    }
+    k = k_request > 0 ? k_request : min_domains;
+    if (k > min_size)
+        k = min_size;
+    if (k < 1)
+        k = 1;
+    l->k = k;
+
+    l->group_start = MPIR_TOPO_MALLOC((nnodes * k + 1) * sizeof(int));
+    l->leader = MPIR_TOPO_MALLOC(nnodes * k * sizeof(int));
+    if (l->group_start == NULL || l->leader == NULL)
+        goto fail;
+    for (int n = 0; n < nnodes; n++) {
+        int s = l->node_start[n], e = l->node_start[n + 1], nd = 1;
+        for (int i = s + 1; i < e; i++)
+            if (!same_domain(&locs[l->order[i]], &locs[l->order[i - 1]]))
+                nd++;
+        if (nd == k) {
+            /* one group per domain */
+            int g = 0;
+            l->group_start[n * k] = s;
+            for (int i = s + 1; i < e; i++)
+                if (!same_domain(&locs[l->order[i]], &locs[l->order[i - 1]]))
+                    l->group_start[n * k + ++g] = i;
+        } else {
+            for (int g = 0; g < k; g++)
+                l->group_start[n * k + g] = s + (int) ((long long) (e - s) * g / k);
+        }
+    }
+    l->group_start[nnodes * k] = p;
+
+    for (int gi = 0; gi < nnodes * k; gi++) {
+        int s = l->group_start[gi], e = l->group_start[gi + 1];
+        l->leader[gi] = l->order[s];
+        for (int i = s; i < e; i++) {
+            const MPIR_Topo_loc_t *lc = &locs[l->order[i]];
+            if (lc->nic >= 0 && !lc->nic_far) {
+                l->leader[gi] = l->order[i];
+                break;
+            }
+        }
+    }
+
+    MPIR_TOPO_FREE(keys);
+    MPIR_TOPO_FREE(node_ids);
+    *layout = l;
+    return 0;
+
+  fail:
+    MPIR_Topo_layout_free(l);
+    l = NULL;
+  fail_early:
+    MPIR_TOPO_FREE(l);
+    MPIR_TOPO_FREE(keys);
+    MPIR_TOPO_FREE(node_ids);
+    return -1;
+}

@@ -2,14 +2,17 @@
 #
 # mpich-topo test command: installs what is missing, builds MPICH with our
 # tree for ch4:ucx and ch4:ofi (incrementally when already built), then runs
-#   1. the unit tests of the topology logic (no MPI),
-#   2. MPICH's own coll tests for allgather and bcast with each new algorithm
-#      forced, at 1-8 processes, with and without cliques (by block and
-#      round-robin, uneven), with -bind-to core and a fake 2-package hwloc
-#      topology, on both devices (ofi over the tcp provider),
-#   3. our own MPI tests (shuffled/split communicators, large pipelined
-#      counts, derived datatypes), selection/error-path checks and
-#      tuning-file checks (test/topo/tuning.sh).
+#   1. the unit tests of the topology logic (test/unit, no MPI);
+#   2. per device (ofi over the tcp provider): MPICH's own coll tests with
+#      each of our algorithms forced and with the built-in tuning, at 1-17
+#      processes, with and without emulated nodes (cliques by block and
+#      round-robin, uneven), -bind-to core and a fake 2-package hwloc
+#      topology, plus our own MPI tests in test/mpi/coll (topo_*.c);
+#   3. per device, the checks in test/topo/: selection.sh, tuning.sh,
+#      defaults.sh, trace.sh, yield.sh, faults.sh, dropin.sh; on ofi also
+#      autotune.sh, bench/run.sh --smoke, cluster.sh (network namespaces),
+#      large.sh (2 GiB calls) and valgrind.sh;
+#   4. that no run left segments in /dev/shm.
 # Ends with a line "N passed, N failed"; exit status 0 only if nothing failed.
 #
 # Usage: ./check.sh [--devices "ucx ofi"] [--quick]
@@ -331,6 +334,9 @@ run_device() {      # device
     fi
     # fault injection: CMA refused mid-call, a process killed mid-call
     tap_script "ch4:$dev faults" "$builddir/faults.log" "$top/test/topo/faults.sh" "$prefix" "$dev"
+    # drop-in: Debian's ScaLAPACK LU test (built against Debian's MPICH)
+    # on this build under libmpich.so.12, default and each algorithm forced
+    tap_script "ch4:$dev dropin" "$builddir/dropin.log" "$top/test/topo/dropin.sh" "$prefix" "$dev"
     # calls of more than 2 GiB per process (about 2 minutes; the engine's
     # arithmetic is the same on both devices)
     if [ "$dev" = ofi ]; then

@@ -53,7 +53,13 @@ topo_build() {
         }
     fi
     echo "== ch4:$dev: make -j$JOBS && make install (first build about 5 minutes)"
-    (cd "$b" && make -j"$JOBS" >"$b/make.log" 2>&1 && make install >"$b/install.log" 2>&1) || {
+    # make re-runs MPICH's configure when a patched Makefile.am changed: it
+    # needs the PKG_CONFIG_LIBDIR that our configure sets for ch4:ofi
+    # (configure.ac), or the link pulls in Debian's static-only libraries
+    (cd "$b" && if [ "$dev" = ofi ] && [ -z "${PKG_CONFIG_LIBDIR+set}" ]; then
+        export PKG_CONFIG_LIBDIR=/nonexistent
+    fi &&
+        make -j"$JOBS" >"$b/make.log" 2>&1 && make install >"$b/install.log" 2>&1) || {
         grep -E 'error|Error' "$b/make.log" | head -20
         echo "error: build of ch4:$dev failed (log: $b/make.log)" >&2
         return 1
@@ -68,5 +74,33 @@ topo_check_shm_leaks() {
         echo "  $1: /dev/shm still holds: $left"
         return 1
     fi
+    return 0
+}
+
+# topo_fetch_debs DIR PKG...: Debian packages unpacked under DIR/root with
+# dpkg -x, not installed (nothing in the system changes: no alternatives,
+# no libmpich.so.12 on the default library path).  Downloaded once and kept
+# in DIR/debs.  Returns 1, with the reason on stderr, where apt cannot get
+# one (no package lists: apt-get update is tried once).
+topo_fetch_debs() {
+    fd_dir=$1
+    shift
+    mkdir -p "$fd_dir/debs" "$fd_dir/root" || return 1
+    for fd_p in "$@"; do
+        [ -f "$fd_dir/debs/$fd_p.unpacked" ] && continue
+        if ! (cd "$fd_dir/debs" && apt-get download "$fd_p") >"$fd_dir/debs/$fd_p.log" 2>&1; then
+            apt-get update >"$fd_dir/debs/apt-update.log" 2>&1
+            (cd "$fd_dir/debs" && apt-get download "$fd_p") >"$fd_dir/debs/$fd_p.log" 2>&1 || {
+                echo "apt-get download $fd_p failed: $(tail -1 "$fd_dir/debs/$fd_p.log")" >&2
+                return 1
+            }
+        fi
+        fd_deb=$(ls "$fd_dir/debs/${fd_p}_"*.deb 2>/dev/null | head -1)
+        [ -n "$fd_deb" ] && dpkg -x "$fd_deb" "$fd_dir/root" || {
+            echo "dpkg -x of $fd_p failed" >&2
+            return 1
+        }
+        touch "$fd_dir/debs/$fd_p.unpacked"
+    done
     return 0
 }

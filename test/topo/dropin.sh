@@ -1,0 +1,88 @@
+#!/bin/sh
+#
+# Drop-in: a program that Debian built against its own MPICH runs on this
+# build unchanged.  The program is ScaLAPACK's LU test (xdlu, from Debian's
+# scalapack-mpi-test, linked to libmpich.so.12 through
+# libscalapack-mpich.so.2.2), fetched with apt-get download and unpacked
+# into .cache/debian (nothing is installed into the system).  It runs on 4
+# processes with our library under Debian's name (the libmpich.so.12 that
+# `make install` provides, patch 0018), with the built-in selection, on two
+# emulated nodes, and with each of our algorithms forced; every run must
+# report all its residual checks passed, and MPIR_CVAR_COLL_TRACE must show
+# that our algorithms ran.  Skipped, with the reason, where apt cannot get
+# the packages.
+# Usage: dropin.sh PREFIX DEVICE
+# Prints "ok N - what" / "not ok N - what" lines (TAP-like).
+
+set -u
+prefix=$1
+dev=$2
+top=$(cd "$(dirname "$0")/../.." && pwd)
+. "$top/maint/topo-common.sh"
+. "$top/test/topo/tap.sh"
+tap_timeout=180
+
+check "make install provides libmpich.so.12, Debian's name for MPICH's library" \
+    '[ "$(readlink -f "$prefix/lib/libmpich.so.12")" = "$(readlink -f "$prefix/lib/libmpi.so.12")" ]'
+
+cache=$top/.cache/debian
+if ! topo_fetch_debs "$cache" scalapack-mpi-test libscalapack-mpich2.2 scalapack-test-common \
+    2>"$tmp/why"; then
+    ok "Debian's ScaLAPACK tests on this build # SKIP $(cat "$tmp/why")"
+    tap_summary dropin
+    exit
+fi
+arch=$(dpkg-architecture -qDEB_HOST_MULTIARCH 2>/dev/null || echo x86_64-linux-gnu)
+tests=$cache/root/usr/lib/$arch/scalapack/mpich-tests
+# only ScaLAPACK's library next to ours: Debian's libmpich.so.12 is never
+# on the path
+mkdir -p "$tmp/lib" "$tmp/run"
+ln -s "$cache/root/usr/lib/$arch/libscalapack-mpich.so.2.2" "$tmp/lib/"
+export LD_LIBRARY_PATH="$prefix/lib:$tmp/lib"
+cp "$tests/LU.dat" "$tmp/run/"
+cd "$tmp/run" || exit 1
+
+resolved=$(ldd "$tests/xdlu" 2>&1 | sed -n 's/^[[:space:]]*libmpich\.so\.12 => \([^ ]*\).*/\1/p')
+check "Debian's xdlu loads libmpich.so.12 from this build ($resolved)" \
+    '[ "$(readlink -f "$resolved")" = "$(readlink -f "$prefix/lib/libmpi.so.12")" ]'
+
+# ScaLAPACK's own verdict: every test it finished passed its residual check
+lu_passed() {
+    fin=$(sed -n 's/^Finished *\([0-9]*\) tests.*/\1/p' "$tmp/out")
+    pass=$(sed -n 's/^ *\([0-9]*\) tests completed and passed residual checks.*/\1/p' "$tmp/out")
+    [ "$rc" = 0 ] && [ -n "$fin" ] && [ "$fin" -gt 0 ] && [ "$pass" = "$fin" ] &&
+        grep -q 'END OF TESTS' "$tmp/out"
+}
+
+# ran COLL ALGO: the trace table of some process counts calls of ALGO
+ran() {
+    grep -q -E "^mpich-topo:   $1 +$2 " "$tmp/out"
+}
+
+run MPIR_CVAR_COLL_TRACE=1 4 "$tests/xdlu"
+check "xdlu, built-in selection: all residual checks passed" lu_passed
+check "xdlu, built-in selection: our algorithms ran (COLL_TRACE)" \
+    'grep -q -E "^mpich-topo:   [a-z]+ +topo_" "$tmp/out"'
+
+run MPIR_CVAR_COLL_TRACE=1 MPIR_CVAR_NUM_CLIQUES=2 4 "$tests/xdlu"
+check "xdlu, built-in selection, 2 emulated nodes: all residual checks passed" lu_passed
+
+for forced in BCAST:bcast:topo_pipeline BCAST:bcast:topo_tree \
+    ALLREDUCE:allreduce:topo_pipeline REDUCE:reduce:topo_pipeline \
+    BARRIER:barrier:topo_flags ALLGATHER:allgather:topo_pipeline \
+    ALLGATHER:allgather:topo_ring ALLGATHER:allgather:topo_multileader; do
+    C=${forced%%:*}
+    rest=${forced#*:}
+    coll=${rest%%:*}
+    algo=${rest#*:}
+    for cl in 1 2; do
+        run MPIR_CVAR_COLL_TRACE=1 MPIR_CVAR_NUM_CLIQUES=$cl \
+            "MPIR_CVAR_${C}_INTRA_ALGORITHM=$algo" 4 "$tests/xdlu"
+        check "xdlu, $coll $algo forced, $cl node(s): all residual checks passed" lu_passed
+        if grep -q -E "^mpich-topo:   $coll " "$tmp/out"; then
+            check "xdlu, $coll $algo forced, $cl node(s): it ran (COLL_TRACE)" "ran $coll $algo"
+        fi
+    done
+done
+
+tap_summary dropin

@@ -62,7 +62,6 @@ enum {
     TOPO_BARRIER_FLAGS,
 };
 
-
 static int topo_entry(const MPIR_Topo_algo_t * algo, const MPIR_Topo_args_t * a,
                       MPIR_Errflag_t * errflag)
 {

@@ -261,6 +261,25 @@ gen_testlist() {    # device
         # more than 16 on a node: one process polls, the others wait on it
         [ $quick = yes ] || echo "topo_barrier 17 $bap"
     fi
+    # persistent collectives started again and again with new data: the
+    # built-in tuning, then each of MPICH's schedules forced (patch 0020)
+    if [ -f "$top/test/mpi/coll/topo_persist.c" ]; then
+        pi="env=MPIR_CVAR_IALLGATHER_INTRA_ALGORITHM"
+        pb="env=MPIR_CVAR_IBCAST_INTRA_ALGORITHM"
+        pa="env=MPIR_CVAR_IALLREDUCE_INTRA_ALGORITHM"
+        pr="env=MPIR_CVAR_IREDUCE_INTRA_ALGORITHM"
+        pg="env=MPIR_CVAR_IGATHER_INTRA_ALGORITHM"
+        ps="env=MPIR_CVAR_ISCATTER_INTRA_ALGORITHM"
+        echo "topo_persist 4"
+        echo "topo_persist 3 $c2"
+        echo "topo_persist 4 $pi=sched_recursive_doubling $pb=sched_binomial $pa=sched_recursive_doubling $pr=sched_binomial $pg=sched_binomial $ps=sched_binomial"
+        echo "topo_persist 2 $pi=sched_recursive_doubling $pg=sched_binomial $ps=sched_binomial"
+        echo "topo_persist 5 $pi=sched_brucks $pb=sched_scatter_recursive_doubling_allgather $pa=sched_reduce_scatter_allgather $pr=sched_reduce_scatter_gather"
+        echo "topo_persist 4 $pi=sched_ring $pb=sched_scatter_ring_allgather $pa=sched_naive $pr=sched_smp $c2"
+        echo "topo_persist 4 $pi=tsp_ring $pb=tsp_tree $pa=tsp_ring $pr=tsp_tree $pg=tsp_tree $ps=tsp_tree"
+        echo "topo_persist 3 $pi=tsp_brucks $pb=tsp_scatterv_recexch_allgatherv $pa=tsp_recexch_single_buffer $pr=tsp_ring"
+        [ $quick = yes ] || echo "topo_persist 8 $pi=tsp_recexch_doubling $pb=tsp_ring $pa=tsp_recexch_reduce_scatter_recexch_allgatherv $c3b"
+    fi
     if [ -f "$top/test/mpi/coll/topo_stress.c" ]; then
         echo "topo_stress 4 $agp $bcp $arp $c2 $bind $cma"
         echo "topo_stress 5 $agp $bcp $arp $c3b $lead2 $chunk"

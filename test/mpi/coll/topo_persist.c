@@ -1,0 +1,259 @@
+/*
+ * Copyright (C) by the mpich-topo authors. See COPYRIGHT in top-level directory.
+ */
+
+/* Persistent collectives started many times with new data each time.
+ * MPI_*_init is called once; before every MPI_Start each process writes
+ * data that depends on the start's number into its send buffer and poisons
+ * its receive buffer; after MPI_Wait every received element is checked.  A
+ * schedule that kept state from one run to the next, or read the buffers
+ * when it was built, fails from the second start on.
+ *
+ * Covered: allgather (predefined type, a derived receive type freed right
+ * after MPI_Allgather_init, IN_PLACE), bcast, reduce, gather and scatter at
+ * every root, allreduce (and IN_PLACE), at several counts; two persistent
+ * requests started alternately with a blocking collective between them.
+ * Run it with each algorithm forced (MPIR_CVAR_I<COLL>_INTRA_ALGORITHM) and
+ * with the built-in tuning. */
+
+#include "mpi.h"
+#include "mpitest.h"
+#include <stdio.h>
+#include <stdlib.h>
+
+#define POISON (-77)
+
+static int errs = 0, rank, size, reps = 12;
+
+/* the value element i of process r sends at start s */
+static int val(int s, int r, int i)
+{
+    return (s * 131 + r * 17 + i * 3) % 100003;
+}
+
+static void check(const char *what, int count, int s, int i, int got, int want)
+{
+    if (got != want && errs++ < 10)
+        fprintf(stderr, "[%d] %s count %d start %d: element %d is %d, expected %d\n",
+                rank, what, count, s, i, got, want);
+}
+
+static void run_allgather(int count, int inplace, int derived)
+{
+    int *sbuf = malloc(count * sizeof(int)), *rbuf = malloc((size_t) size * count * sizeof(int));
+    MPI_Datatype rtype = MPI_INT;
+    int rcount = count;
+    MPI_Request req;
+    const char *what = derived ? "allgather (derived recvtype)" :
+        inplace ? "allgather (IN_PLACE)" : "allgather";
+
+    if (derived) {
+        /* count ints as one element; count is even here */
+        MPI_Type_contiguous(count / 2, MPI_INT, &rtype);
+        MPI_Type_commit(&rtype);
+        rcount = 2;
+    }
+    MPI_Allgather_init(inplace ? MPI_IN_PLACE : sbuf, count, MPI_INT, rbuf, rcount, rtype,
+                       MPI_COMM_WORLD, MPI_INFO_NULL, &req);
+    if (derived)
+        MPI_Type_free(&rtype);  /* the request keeps the type alive */
+    for (int s = 0; s < reps; s++) {
+        for (int i = 0; i < size * count; i++)
+            rbuf[i] = POISON;
+        for (int i = 0; i < count; i++)
+            (inplace ? rbuf + rank * count : sbuf)[i] = val(s, rank, i);
+        MPI_Start(&req);
+        MPI_Wait(&req, MPI_STATUS_IGNORE);
+        for (int r = 0; r < size; r++)
+            for (int i = 0; i < count; i++)
+                check(what, count, s, r * count + i, rbuf[r * count + i], val(s, r, i));
+    }
+    MPI_Request_free(&req);
+    free(sbuf);
+    free(rbuf);
+}
+
+static void run_bcast(int count, int root)
+{
+    int *buf = malloc(count * sizeof(int));
+    MPI_Request req;
+
+    MPI_Bcast_init(buf, count, MPI_INT, root, MPI_COMM_WORLD, MPI_INFO_NULL, &req);
+    for (int s = 0; s < reps; s++) {
+        for (int i = 0; i < count; i++)
+            buf[i] = rank == root ? val(s, root, i) : POISON;
+        MPI_Start(&req);
+        MPI_Wait(&req, MPI_STATUS_IGNORE);
+        for (int i = 0; i < count; i++)
+            check("bcast", count, s, i, buf[i], val(s, root, i));
+    }
+    MPI_Request_free(&req);
+    free(buf);
+}
+
+/* allreduce (root < 0) or reduce to root */
+static void run_reduce(int count, int root, int inplace)
+{
+    int *sbuf = malloc(count * sizeof(int)), *rbuf = malloc(count * sizeof(int));
+    int mine = root < 0 || rank == root;
+    const void *send = inplace && mine ? MPI_IN_PLACE : sbuf;
+    const char *what = root < 0 ? (inplace ? "allreduce (IN_PLACE)" : "allreduce") :
+        (inplace ? "reduce (IN_PLACE at root)" : "reduce");
+    MPI_Request req;
+
+    if (root < 0)
+        MPI_Allreduce_init(send, rbuf, count, MPI_INT, MPI_SUM, MPI_COMM_WORLD, MPI_INFO_NULL,
+                           &req);
+    else
+        MPI_Reduce_init(send, rbuf, count, MPI_INT, MPI_SUM, root, MPI_COMM_WORLD,
+                        MPI_INFO_NULL, &req);
+    for (int s = 0; s < reps; s++) {
+        for (int i = 0; i < count; i++) {
+            sbuf[i] = val(s, rank, i);
+            rbuf[i] = inplace && mine ? sbuf[i] : POISON;
+        }
+        MPI_Start(&req);
+        MPI_Wait(&req, MPI_STATUS_IGNORE);
+        if (!mine)
+            continue;
+        for (int i = 0; i < count; i++) {
+            int want = 0;
+            for (int r = 0; r < size; r++)
+                want += val(s, r, i);
+            check(what, count, s, i, rbuf[i], want);
+        }
+    }
+    MPI_Request_free(&req);
+    free(sbuf);
+    free(rbuf);
+}
+
+static void run_gather(int count, int root, int inplace)
+{
+    int *sbuf = malloc(count * sizeof(int)), *rbuf = malloc((size_t) size * count * sizeof(int));
+    int use_inplace = inplace && rank == root;
+    MPI_Request req;
+
+    MPI_Gather_init(use_inplace ? MPI_IN_PLACE : sbuf, count, MPI_INT, rbuf, count, MPI_INT,
+                    root, MPI_COMM_WORLD, MPI_INFO_NULL, &req);
+    for (int s = 0; s < reps; s++) {
+        for (int i = 0; i < size * count; i++)
+            rbuf[i] = POISON;
+        for (int i = 0; i < count; i++)
+            (use_inplace ? rbuf + rank * count : sbuf)[i] = val(s, rank, i);
+        MPI_Start(&req);
+        MPI_Wait(&req, MPI_STATUS_IGNORE);
+        if (rank != root)
+            continue;
+        for (int r = 0; r < size; r++)
+            for (int i = 0; i < count; i++)
+                check(inplace ? "gather (IN_PLACE)" : "gather", count, s, r * count + i,
+                      rbuf[r * count + i], val(s, r, i));
+    }
+    MPI_Request_free(&req);
+    free(sbuf);
+    free(rbuf);
+}
+
+static void run_scatter(int count, int root)
+{
+    int *sbuf = malloc((size_t) size * count * sizeof(int)), *rbuf = malloc(count * sizeof(int));
+    MPI_Request req;
+
+    MPI_Scatter_init(sbuf, count, MPI_INT, rbuf, count, MPI_INT, root, MPI_COMM_WORLD,
+                     MPI_INFO_NULL, &req);
+    for (int s = 0; s < reps; s++) {
+        for (int r = 0; r < size; r++)
+            for (int i = 0; i < count; i++)
+                sbuf[r * count + i] = rank == root ? val(s, r, i) : POISON;
+        for (int i = 0; i < count; i++)
+            rbuf[i] = POISON;
+        MPI_Start(&req);
+        MPI_Wait(&req, MPI_STATUS_IGNORE);
+        for (int i = 0; i < count; i++)
+            check("scatter", count, s, i, rbuf[i], val(s, rank, i));
+    }
+    MPI_Request_free(&req);
+    free(sbuf);
+    free(rbuf);
+}
+
+/* an allgather and an allreduce request started alternately, a blocking
+ * bcast between them: each run must see its own start's data */
+static void run_alternating(int count)
+{
+    int *ag_s = malloc(count * sizeof(int)), *ag_r = malloc((size_t) size * count * sizeof(int));
+    int *ar_s = malloc(count * sizeof(int)), *ar_r = malloc(count * sizeof(int));
+    MPI_Request req[2];
+
+    MPI_Allgather_init(ag_s, count, MPI_INT, ag_r, count, MPI_INT, MPI_COMM_WORLD,
+                       MPI_INFO_NULL, &req[0]);
+    MPI_Allreduce_init(ar_s, ar_r, count, MPI_INT, MPI_MAX, MPI_COMM_WORLD, MPI_INFO_NULL,
+                       &req[1]);
+    for (int s = 0; s < reps; s++) {
+        int token = rank == 0 ? s : -1;
+        for (int i = 0; i < count; i++) {
+            ag_s[i] = val(s, rank, i);
+            ar_s[i] = val(s + 1, rank, i);
+        }
+        for (int i = 0; i < size * count; i++)
+            ag_r[i] = POISON;
+        MPI_Start(&req[s % 2]);
+        MPI_Wait(&req[s % 2], MPI_STATUS_IGNORE);
+        MPI_Bcast(&token, 1, MPI_INT, 0, MPI_COMM_WORLD);
+        check("bcast between persistent starts", 1, s, 0, token, s);
+        if (s % 2 == 0) {
+            for (int r = 0; r < size; r++)
+                for (int i = 0; i < count; i++)
+                    check("alternating allgather", count, s, r * count + i,
+                          ag_r[r * count + i], val(s, r, i));
+        } else {
+            for (int i = 0; i < count; i++) {
+                int want = val(s + 1, 0, i);
+                for (int r = 1; r < size; r++)
+                    want = want > val(s + 1, r, i) ? want : val(s + 1, r, i);
+                check("alternating allreduce", count, s, i, ar_r[i], want);
+            }
+        }
+    }
+    MPI_Request_free(&req[0]);
+    MPI_Request_free(&req[1]);
+    free(ag_s);
+    free(ag_r);
+    free(ar_s);
+    free(ar_r);
+}
+
+int main(int argc, char **argv)
+{
+    /* 1-8 ints are where MPICH picks its short-message schedules; 300 ints
+     * (1200 B) is above MPIR_CVAR_GATHER_VSMALL_MSG_SIZE */
+    const int counts[] = { 1, 2, 8, 300, 4096 };
+
+    MTest_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    for (int a = 1; a < argc; a++)
+        if (sscanf(argv[a], "-reps=%d", &reps) == 1 && reps < 2)
+            reps = 2;
+
+    for (int c = 0; c < (int) (sizeof(counts) / sizeof(counts[0])); c++) {
+        int count = counts[c];
+        run_allgather(count, 0, 0);
+        run_allgather(count, 1, 0);
+        if (count % 2 == 0)
+            run_allgather(count, 0, 1);
+        run_reduce(count, -1, 0);
+        run_reduce(count, -1, 1);
+        for (int root = 0; root < size; root++) {
+            run_bcast(count, root);
+            run_reduce(count, root, root % 2);
+            run_gather(count, root, root % 2);
+            run_scatter(count, root);
+        }
+        run_alternating(count);
+    }
+
+    MTest_Finalize(errs);
+    return MTestReturnValue(errs);
+}

@@ -21,7 +21,16 @@
  *                     cannot allocate while the engine sets itself up: the
  *                     first allgather must return an error on every process
  *                     ("fault: rank R: call 0: error class K"), the second
- *                     fall back alike, and a stock collective still work. */
+ *                     fall back alike, and a stock collective still work.
+ *   fault staging BYTES  run with MPIR_CVAR_TOPO_DEBUG_STAGING_NOMEM=R: rank R
+ *                     cannot allocate the contiguous copy of a derived
+ *                     type; an allgather and a bcast (root 0) of strided
+ *                     ints, each on its own duplicate of the world, must
+ *                     end on every process, with an error on R ("fault:
+ *                     rank R: allgather: error class K") and on every
+ *                     process that depends on R's data, never with wrong
+ *                     data reported as success ("success with wrong
+ *                     data"); a stock collective still works afterwards. */
 
 #include "mpi.h"
 #include <linux/capability.h>
@@ -65,6 +74,55 @@ int main(int argc, char **argv)
             MPI_Allgather(send, (int) m, MPI_BYTE, recv, (int) m, MPI_BYTE, MPI_COMM_WORLD);
         }
         printf("fault: rank %d: finished the loop\n", rank);
+    } else if (argc > 1 && strcmp(argv[1], "staging") == 0) {
+        /* every other int of 2n: the engine stages it through a copy */
+        int n = (int) (m / sizeof(int)), *ag = malloc(2 * sizeof(int) * n * size);
+        int *bc = malloc(2 * sizeof(int) * n);
+        long sum = 0;
+        MPI_Datatype vec, strided;
+        MPI_Comm c1, c2;
+        MPI_Type_vector(n, 1, 2, MPI_INT, &vec);
+        /* extent 2n ints: process q's block starts at int 2n.q */
+        MPI_Type_create_resized(vec, 0, 2 * n * (MPI_Aint) sizeof(int), &strided);
+        MPI_Type_commit(&strided);
+        MPI_Type_free(&vec);
+        MPI_Comm_dup(MPI_COMM_WORLD, &c1);
+        MPI_Comm_dup(MPI_COMM_WORLD, &c2);
+        for (int c = 0; c < 2; c++) {
+            MPI_Comm comm = c == 0 ? c1 : c2;
+            int err, cls = MPI_SUCCESS, bad = 0;
+            MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);
+            for (int i = 0; i < 2 * n * size; i++)
+                ag[i] = -1;
+            for (int i = 0; i < 2 * n; i++)
+                bc[i] = rank == 0 ? i : -1;
+            if (c == 0) {
+                /* my block: ints 2n.rank, 2n.rank + 2, ...; IN_PLACE */
+                for (int i = 0; i < n; i++)
+                    ag[2 * n * rank + 2 * i] = rank * n + i;
+                err = MPI_Allgather(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, ag, 1, strided, comm);
+                for (int q = 0; q < size && err == MPI_SUCCESS; q++)
+                    for (int i = 0; i < n; i++)
+                        bad |= ag[2 * n * q + 2 * i] != q * n + i;
+            } else {
+                err = MPI_Bcast(bc, 1, strided, 0, comm);
+                for (int i = 0; i < n && err == MPI_SUCCESS; i++)
+                    bad |= bc[2 * i] != 2 * i;
+            }
+            MPI_Error_class(err, &cls);
+            printf("fault: rank %d: %s: %s class %d\n", rank, c == 0 ? "allgather" : "bcast",
+                   err != MPI_SUCCESS ? "error" : bad ? "success with wrong data" : "success",
+                   cls);
+        }
+        MPI_Reduce(&m, &sum, 1, MPI_LONG, MPI_SUM, 0, MPI_COMM_WORLD);
+        if (rank == 0)
+            printf("fault: afterwards a reduce %s\n", sum == m * size ? "works" : "is wrong");
+        fflush(stdout);
+        MPI_Comm_free(&c1);
+        MPI_Comm_free(&c2);
+        MPI_Type_free(&strided);
+        free(ag);
+        free(bc);
     } else if (argc > 1 && strcmp(argv[1], "nomem") == 0) {
         long sum = 0;
         for (int c = 0; c < 2; c++) {

@@ -1,9 +1,10 @@
 #!/bin/sh
 #
 # Fault injection for the engine: a process whose memory the others can no
-# longer read (CMA refused mid-run) and a process killed mid-call.  Each
-# run must end within 60 s, and nothing may be left in /dev/shm.  And one
-# limit: many chunks per leader through a bounded window of requests.
+# longer read (CMA refused mid-run), a process killed mid-call, setup and
+# staging copies that one process cannot allocate.  Each run must end
+# within 60 s, and nothing may be left in /dev/shm.  And one limit: many
+# chunks per leader through a bounded window of requests.
 # Usage: faults.sh PREFIX DEVICE
 # Prints "ok N - what" / "not ok N - what" lines (TAP-like).
 
@@ -69,7 +70,53 @@ for cl in 1 2; do
          grep -q "^fault: afterwards a reduce works" "$tmp/out"'
 done
 
-# 4. limits: a direct-mode (CMA) bcast of 4 MiB in 256-byte chunks on 2
+# 4. a staging copy that one process cannot allocate (a derived type, rank
+#    R out of memory): that process takes part without data, so nobody
+#    waits for it; it returns MPI_ERR_NO_MEM (class 34), and every process
+#    its data reaches returns an error: all of them for the allgather, and
+#    for the bcast when R is the root; nobody reports wrong data as
+#    success.  One node; two emulated nodes with every process a leader
+#    (a leader without data passes on empty messages marked failed), in
+#    segment and in direct (CMA) mode.
+for v in "1 1 seg" "2 1 seg" "2 1 cma" "2 0 cma"; do
+    set -- $v
+    cl=$1 bad=$2 mode=$3
+    case $mode in
+        seg) modes="MPIR_CVAR_TOPO_CMA_THRESHOLD=-1 MPIR_CVAR_TOPO_BCAST_CMA_THRESHOLD=-1" ;;
+        cma) modes="MPIR_CVAR_TOPO_CMA_THRESHOLD=4096 MPIR_CVAR_TOPO_BCAST_CMA_THRESHOLD=4096" ;;
+    esac
+    # shellcheck disable=SC2086
+    run MPIR_CVAR_ALLGATHER_INTRA_ALGORITHM=topo_pipeline \
+        MPIR_CVAR_BCAST_INTRA_ALGORITHM=topo_pipeline MPIR_CVAR_COLLECTIVE_FALLBACK=error \
+        MPIR_CVAR_TOPO_DEBUG_STAGING_NOMEM=$bad MPIR_CVAR_TOPO_LEADERS_PER_NODE=2 $modes \
+        MPIR_CVAR_NUM_CLIQUES=$cl MPIR_CVAR_CLIQUES_BY_BLOCK=1 4 "$tmp/fault" staging 65536
+    nown=$(grep -c "^fault: rank $bad: [a-z]*: error class 34$" "$tmp/out")
+    nag=$(grep -c '^fault: rank [0-3]: allgather: error class' "$tmp/out")
+    nbc=$(grep -c '^fault: rank [0-3]: bcast: ' "$tmp/out")
+    nbcerr=$(grep -c '^fault: rank [0-3]: bcast: error' "$tmp/out")
+    if [ "$bad" = 0 ]; then wantbc=4; else wantbc=1; fi
+    check "staging copy fails on rank $bad ($cl node(s), $mode): errors where its data goes, no hang, no wrong data" \
+        '[ "$rc" = 0 ] && [ "$nown" = 2 ] && [ "$nag" = 4 ] && [ "$nbc" = 4 ] &&
+         [ "$nbcerr" -ge "$wantbc" ] && ! grep -q "wrong data" "$tmp/out" &&
+         grep -q "^fault: afterwards a reduce works" "$tmp/out"'
+done
+# topo_tree's bcast (rank 0, the root, without its copy: every process
+# errs); topo_ring's allgather stages nothing and must still be right
+for bad in 0 1; do
+    run MPIR_CVAR_ALLGATHER_INTRA_ALGORITHM=topo_ring MPIR_CVAR_BCAST_INTRA_ALGORITHM=topo_tree \
+        MPIR_CVAR_COLLECTIVE_FALLBACK=error MPIR_CVAR_BCAST_TOPO_TREE_CHUNK_SIZE=4096 \
+        MPIR_CVAR_TOPO_DEBUG_STAGING_NOMEM=$bad MPIR_CVAR_NUM_CLIQUES=2 4 "$tmp/fault" staging 65536
+    nown=$(grep -c "^fault: rank $bad: bcast: error class 34$" "$tmp/out")
+    nag=$(grep -c '^fault: rank [0-3]: allgather: success class 0$' "$tmp/out")
+    nbcerr=$(grep -c '^fault: rank [0-3]: bcast: error' "$tmp/out")
+    if [ "$bad" = 0 ]; then wantbc=4; else wantbc=1; fi
+    check "staging copy fails on rank $bad (topo_tree bcast): errors where its data goes, no hang, no wrong data" \
+        '[ "$rc" = 0 ] && [ "$nown" = 1 ] && [ "$nag" = 4 ] && [ "$nbcerr" -ge "$wantbc" ] &&
+         ! grep -q "wrong data" "$tmp/out" && grep -q "^fault: afterwards a reduce works" "$tmp/out"'
+done
+check "staging copy fails: /dev/shm left clean" 'shm_clean'
+
+# 5. limits: a direct-mode (CMA) bcast of 4 MiB in 256-byte chunks on 2
 #    emulated nodes x 2, one leader per node: 16384 chunks for one leader
 #    through a window of 16 requests (it posted one receive per chunk and,
 #    at 256 MiB, asserted "req != NULL").  (Over 2^20 chunks, the step

@@ -54,9 +54,9 @@ int MPIR_Topo_bcast_tree(void *buffer, MPI_Aint count, MPI_Datatype datatype, in
     int mpi_errno_ret = MPI_SUCCESS;
     int rank, parent, nchildren;
     const int *children;
-    int is_contig;
+    int is_contig, sink = 0;
     MPI_Aint type_size, nbytes, chunk, nchunks, true_lb, true_extent;
-    char *buf;
+    char *buf, *sink_buf = NULL;
     void *tmp_buf = NULL;
     MPIR_Request *rreqs[TOPO_BCAST_SEND_DEPTH] = { NULL }, **sreqs = NULL, **whole;
     MPIR_Request *stack_reqs[TOPO_BCAST_STACK_REQS];
@@ -81,10 +81,16 @@ int MPIR_Topo_bcast_tree(void *buffer, MPI_Aint count, MPI_Datatype datatype, in
         MPIR_Type_get_true_extent_impl(datatype, &true_lb, &true_extent);
         buf = (char *) buffer + true_lb;
     } else {
-        tmp_buf = MPL_malloc(nbytes, MPL_MEM_COLL);
-        MPIR_ERR_CHKANDJUMP(tmp_buf == NULL, mpi_errno, MPI_ERR_NO_MEM, "**nomem");
-        buf = tmp_buf;
-        if (rank == root) {
+        buf = tmp_buf = MPIR_Topo_staging_alloc(nbytes);
+        if (tmp_buf == NULL) {
+            /* take part without data rather than leave the subtree waiting:
+             * take the messages in (sink_buf), pass on empty ones marked
+             * failed */
+            sink = 1;
+            *errflag = MPIR_ERR_OTHER;
+            MPIR_ERR_SET1(mpi_errno_ret, MPI_ERR_NO_MEM, "**topo_staging_nomem",
+                          "**topo_staging_nomem %L", (long long) nbytes);
+        } else if (rank == root) {
             MPI_Aint actual;
             mpi_errno = MPIR_Typerep_pack(buffer, count, datatype, 0, tmp_buf, nbytes, &actual);
             MPIR_ERR_CHECK(mpi_errno);
@@ -99,6 +105,8 @@ int MPIR_Topo_bcast_tree(void *buffer, MPI_Aint count, MPI_Datatype datatype, in
     if (chunk > nbytes || (parent == root && nchildren == 0))
         chunk = nbytes;
     nchunks = (nbytes + chunk - 1) / chunk;
+    if (sink)
+        sink_buf = MPIR_Topo_sink_alloc(comm_ptr, chunk);
 
     /* TOPO_BCAST_SEND_DEPTH slots of chunk sends, then the root's whole ones */
     if ((TOPO_BCAST_SEND_DEPTH + 1) * nchildren <= TOPO_BCAST_STACK_REQS) {
@@ -112,8 +120,8 @@ int MPIR_Topo_bcast_tree(void *buffer, MPI_Aint count, MPI_Datatype datatype, in
     for (int c = 0; c < nchildren; c++) {
         whole[c] = NULL;
         if (rank == root && !topo->tree_child_forwards[c]) {
-            mpi_errno = MPIC_Isend(buf, nbytes, MPI_BYTE, children[c], MPIR_BCAST_TAG, comm_ptr,
-                                   &whole[c], errflag);
+            mpi_errno = MPIC_Isend(buf, sink ? 0 : nbytes, MPI_BYTE, children[c], MPIR_BCAST_TAG,
+                                   comm_ptr, &whole[c], errflag);
             MPIR_ERR_CHECK(mpi_errno);
         }
     }
@@ -123,7 +131,8 @@ int MPIR_Topo_bcast_tree(void *buffer, MPI_Aint count, MPI_Datatype datatype, in
      * is buffered by the netmod and copied again (over TCP that halved
      * the bandwidth from 1 MiB on) */
     for (MPI_Aint k = 0; parent >= 0 && k < MPL_MIN(nchunks, TOPO_BCAST_SEND_DEPTH); k++) {
-        mpi_errno = MPIC_Irecv(buf + k * chunk, MPL_MIN(chunk, nbytes - k * chunk), MPI_BYTE,
+        mpi_errno = MPIC_Irecv(sink ? sink_buf : buf + k * chunk,
+                               MPL_MIN(chunk, nbytes - k * chunk), MPI_BYTE,
                                parent, MPIR_BCAST_TAG, comm_ptr, &rreqs[k]);
         MPIR_ERR_CHECK(mpi_errno);
     }
@@ -136,11 +145,16 @@ int MPIR_Topo_bcast_tree(void *buffer, MPI_Aint count, MPI_Datatype datatype, in
             MPIR_Request **r = &rreqs[k % TOPO_BCAST_SEND_DEPTH];
             MPI_Aint next = k + TOPO_BCAST_SEND_DEPTH;
             mpi_errno = MPIC_Wait(*r, errflag);
+            /* a message marked failed: libfabric says so in its status
+             * (UCX in its tag, which MPIC_Wait has seen) */
+            if (mpi_errno == MPI_SUCCESS)
+                mpi_errno = (*r)->status.MPI_ERROR;
             MPIR_Request_free(*r);
             *r = NULL;
             MPIR_ERR_COLL_CHECKANDCONT(mpi_errno, *errflag);
             if (next < nchunks) {
-                mpi_errno = MPIC_Irecv(buf + next * chunk, MPL_MIN(chunk, nbytes - next * chunk),
+                mpi_errno = MPIC_Irecv(sink ? sink_buf : buf + next * chunk,
+                                       MPL_MIN(chunk, nbytes - next * chunk),
                                        MPI_BYTE, parent, MPIR_BCAST_TAG, comm_ptr, r);
                 MPIR_ERR_CHECK(mpi_errno);
             }
@@ -155,8 +169,8 @@ int MPIR_Topo_bcast_tree(void *buffer, MPI_Aint count, MPI_Datatype datatype, in
             slot[c] = NULL;
             if (rank == root && !topo->tree_child_forwards[c])
                 continue;
-            mpi_errno = MPIC_Isend(buf + off, len, MPI_BYTE, children[c], MPIR_BCAST_TAG,
-                                   comm_ptr, &slot[c], errflag);
+            mpi_errno = MPIC_Isend(sink ? NULL : buf + off, sink ? 0 : len, MPI_BYTE,
+                                   children[c], MPIR_BCAST_TAG, comm_ptr, &slot[c], errflag);
             MPIR_ERR_CHECK(mpi_errno);
         }
     }
@@ -171,7 +185,7 @@ int MPIR_Topo_bcast_tree(void *buffer, MPI_Aint count, MPI_Datatype datatype, in
         MPIR_ERR_COLL_CHECKANDCONT(mpi_errno, *errflag);
     }
 
-    if (!is_contig && rank != root) {
+    if (!is_contig && rank != root && !sink) {
         MPI_Aint actual;
         mpi_errno = MPIR_Typerep_unpack(tmp_buf, nbytes, buffer, count, datatype, 0, &actual);
         MPIR_ERR_CHECK(mpi_errno);
@@ -181,6 +195,7 @@ int MPIR_Topo_bcast_tree(void *buffer, MPI_Aint count, MPI_Datatype datatype, in
     if (sreqs != stack_reqs)
         MPL_free(sreqs);
     MPL_free(tmp_buf);
+    MPL_free(sink_buf);
     if (mpi_errno_ret)
         mpi_errno = mpi_errno_ret;
     else if (*errflag != MPIR_ERR_NONE)

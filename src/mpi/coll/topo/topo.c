@@ -41,6 +41,21 @@ cvars:
         NUMA node, cache and NIC closeness, the distance-aware ring and the
         bcast tree rooted at rank 0 (for communicators of up to 64 processes).
 
+    - name        : MPIR_CVAR_TOPO_DEBUG_STAGING_NOMEM
+      category    : TOPO
+      type        : int
+      default     : -1
+      class       : none
+      verbosity   : MPI_T_VERBOSITY_MPIDEV_DETAIL
+      scope       : MPI_T_SCOPE_LOCAL
+      description : >-
+        For testing only: the process of this rank in MPI_COMM_WORLD acts as
+        if it could not allocate the contiguous copy that a bcast or allgather
+        of ours (topo_pipeline, topo_multileader, topo_tree) stages a
+        non-contiguous datatype through, so that tests see the call fail on
+        every process that depends on its data rather than wait for it.
+        -1 (default): never.
+
 === END_MPI_T_CVAR_INFO_BLOCK ===
 */
 
@@ -110,6 +125,27 @@ static void print_topology(MPIR_Comm * comm, MPIR_Topo_comm_t * topo, const MPIR
     }
     fprintf(stderr, "\n");
     fflush(stderr);
+}
+
+void *MPIR_Topo_staging_alloc(MPI_Aint n)
+{
+    if (MPIR_CVAR_TOPO_DEBUG_STAGING_NOMEM == MPIR_Process.comm_world->rank)
+        return NULL;
+    return MPL_malloc(n, MPL_MEM_COLL);
+}
+
+void *MPIR_Topo_sink_alloc(MPIR_Comm * comm, MPI_Aint n)
+{
+    void *p = MPL_malloc(MPL_MAX(n, 1), MPL_MEM_COLL);
+
+    if (p == NULL) {
+        char msg[200];
+        snprintf(msg, sizeof(msg), "mpich-topo: cannot allocate even %lld bytes to take part "
+                 "in a collective without its data: ending the job rather than leave the "
+                 "other processes waiting", (long long) n);
+        MPID_Abort(comm, MPI_ERR_NO_MEM, 1, msg);
+    }
+    return p;
 }
 
 int MPIR_Topo_agree(MPIR_Comm * comm, int failed, MPIR_Errflag_t * errflag)

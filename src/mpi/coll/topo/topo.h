@@ -37,6 +37,16 @@ typedef struct MPIR_Topo_comm {
     MPIR_Csel_topo_facts_t csel;
 } MPIR_Topo_comm_t;
 
+/* The contiguous copy (n bytes) that a call stages a non-contiguous
+ * datatype through, or NULL (also where MPIR_CVAR_TOPO_DEBUG_STAGING_NOMEM
+ * says so).  A process that gets NULL takes part in the call without data,
+ * so that no process waits for it, and the call fails. */
+void *MPIR_Topo_staging_alloc(MPI_Aint n);
+/* Scratch of n bytes that such a process receives its messages into, their
+ * contents dropped: a message must be taken in whole (a truncated receive
+ * breaks libfabric's tcp connections).  Without even that much memory the
+ * process cannot take part: the job ends (MPID_Abort) rather than hang. */
+void *MPIR_Topo_sink_alloc(MPIR_Comm * comm, MPI_Aint n);
 /* Collective: what failed on one process alone (failed != 0, an
  * allocation) is learnt by all; returns MPI_ERR_NO_MEM on a process that
  * failed, an error naming a peer on the others, MPI_SUCCESS when none did. */

@@ -39,6 +39,13 @@
  * one with the copies of the next.  topo_multileader pays its allgatherv's
  * cost (log N alpha for small totals) and no overlap. */
 
+/* A schedule's sends carry the error bit once one of its entries failed:
+ * this one, first, fails when the call has already failed here */
+static int mark_failed(MPIR_Comm * comm, int tag, void *state)
+{
+    return MPI_ERR_OTHER;
+}
+
 /* Kandalla's leader exchange: recursive doubling (power-of-two leader
  * count) or Bruck for small totals, a ring for large ones.  Run as a
  * nonblocking schedule so that our waiting loop, which yields, completes
@@ -56,6 +63,10 @@ static int leader_allgatherv(MPIDI_Topo_engine_t * e, char *buf, const MPI_Aint 
     mpi_errno = MPIR_Sched_next_tag(lc, &tag);
     MPIR_ERR_CHECK(mpi_errno);
     MPIR_Sched_set_tag(s, tag);
+    if (*errflag) {
+        mpi_errno = MPIR_Sched_cb(&mark_failed, NULL, s);
+        MPIR_ERR_CHECK(mpi_errno);
+    }
     if (total < MPIR_CVAR_ALLGATHER_LONG_MSG_SIZE && !(nn & (nn - 1)))
         mpi_errno = MPIR_Iallgatherv_intra_sched_recursive_doubling(MPI_IN_PLACE, 0,
                                                                     MPI_DATATYPE_NULL, buf,
@@ -115,6 +126,7 @@ static int allgather_segment(MPIDI_Topo_engine_t * e, const MPIDI_Topo_tbuf_t * 
 
         if (e->is_leader && nn > 1) {
             MPIDI_TOPO_WAIT_ALL(e, arrive, e->group_lo[g], e->group_lo[g + 1], r);
+            MPIDI_Topo_node_errflag(e, errflag);
             if (multileader) {
                 MPI_Aint total = 0;
                 for (int x = 0; x < nn; x++) {
@@ -174,7 +186,10 @@ static int allgather_segment(MPIDI_Topo_engine_t * e, const MPIDI_Topo_tbuf_t * 
 }
 
 /* recv: contiguous receive buffer, block of rank i at recv + i*m; my block
- * already holds my contribution */
+ * already holds my contribution.  recv NULL: this process could not stage
+ * its data (MPIDI_Topo_staging_failed); it reads nothing, and as a leader
+ * takes its messages into m bytes of scratch and passes on empty ones,
+ * marked failed. */
 static int allgather_direct(MPIDI_Topo_engine_t * e, char *recv, MPI_Aint m, MPIR_Comm * comm,
                             MPIR_Errflag_t * errflag)
 {
@@ -185,6 +200,8 @@ static int allgather_direct(MPIDI_Topo_engine_t * e, char *recv, MPI_Aint m, MPI
     uint64_t r;
     MPIDI_Topo_ctrl_t *me = MPIDI_TOPO_CTRL(e, e->local_rank);
     int leading = e->is_leader && nn > 1;
+    int sink = recv == NULL;
+    char *sink_buf = NULL;
     MPIR_Request **reqs = NULL;
     MPIR_CHKLMEM_DECL(1);
 
@@ -202,26 +219,30 @@ static int allgather_direct(MPIDI_Topo_engine_t * e, char *recv, MPI_Aint m, MPI
         }
         MPIR_CHKLMEM_MALLOC(reqs, MPIR_Request **, 2 * maxg * sizeof(MPIR_Request *), mpi_errno,
                             "requests", MPL_MEM_COLL);
+        if (sink)
+            sink_buf = MPIR_Topo_sink_alloc(comm, m);
         /* gather my group's blocks from their owners */
         for (int q = l->group_start[n * k + g]; q < l->group_start[n * k + g + 1]; q++) {
             int loc = q - nstart, rk = l->order[q];
             MPIDI_Topo_ctrl_t *xc = MPIDI_TOPO_CTRL(e, loc);
-            if (loc == e->local_rank)
+            if (loc == e->local_rank || sink)
                 continue;
             MPIDI_TOPO_WAIT_GE(e, &xc->arrive, r);
             mpi_errno = MPIDI_Topo_cma_read(e, loc, recv + rk * m, xc->addr + rk * m, m);
             MPIDI_TOPO_LOCAL_ERR(e, mpi_errno, mpi_errno_ret, errflag);
         }
+        MPIDI_Topo_node_errflag(e, errflag);
         MPL_atomic_release_store_uint64(&me->avail, MPIDI_TOPO_PROG(r, 1));
         for (int s = 1; s < nn; s++) {
             int sx = (n - s + 1 + nn) % nn, rx = (n - s + nn) % nn, nr = 0;
             for (int q = l->group_start[rx * k + g]; q < l->group_start[rx * k + g + 1]; q++) {
-                mpi_errno = MPIC_Irecv(recv + l->order[q] * m, m, MPI_BYTE, left,
+                mpi_errno = MPIC_Irecv(sink ? sink_buf : recv + l->order[q] * m, m, MPI_BYTE, left,
                                        MPIR_ALLGATHER_TAG, e->leader_comm, &reqs[nr++]);
                 MPIR_ERR_CHECK(mpi_errno);
             }
             for (int q = l->group_start[sx * k + g]; q < l->group_start[sx * k + g + 1]; q++) {
-                mpi_errno = MPIC_Isend(recv + l->order[q] * m, m, MPI_BYTE, right,
+                mpi_errno = MPIC_Isend(sink ? NULL : recv + l->order[q] * m, sink ? 0 : m,
+                                       MPI_BYTE, right,
                                        MPIR_ALLGATHER_TAG, e->leader_comm, &reqs[nr++], errflag);
                 MPIR_ERR_CHECK(mpi_errno);
             }
@@ -235,7 +256,8 @@ static int allgather_direct(MPIDI_Topo_engine_t * e, char *recv, MPI_Aint m, MPI
     for (int loc = 0; loc < L; loc++) {
         int rk = l->order[nstart + loc];
         MPIDI_Topo_ctrl_t *xc = MPIDI_TOPO_CTRL(e, loc);
-        if (loc == e->local_rank || (leading && loc >= e->group_lo[g] && loc < e->group_lo[g + 1]))
+        if (sink || loc == e->local_rank ||
+            (leading && loc >= e->group_lo[g] && loc < e->group_lo[g + 1]))
             continue;
         MPIDI_TOPO_WAIT_GE(e, &xc->arrive, r);
         mpi_errno = MPIDI_Topo_cma_read(e, loc, recv + rk * m, xc->addr + rk * m, m);
@@ -247,7 +269,7 @@ static int allgather_direct(MPIDI_Topo_engine_t * e, char *recv, MPI_Aint m, MPI
         for (int gg = 0; gg < k; gg++) {
             int ll = e->leader_local[gg];
             MPIDI_Topo_ctrl_t *lc = MPIDI_TOPO_CTRL(e, ll);
-            if (leading && gg == g)
+            if (sink || (leading && gg == g))
                 continue;
             MPIDI_TOPO_WAIT_GE(e, &lc->avail, MPIDI_TOPO_PROG(r, s));
             for (int q = l->group_start[x * k + gg]; q < l->group_start[x * k + gg + 1]; q++) {
@@ -261,6 +283,7 @@ static int allgather_direct(MPIDI_Topo_engine_t * e, char *recv, MPI_Aint m, MPI
     MPIDI_TOPO_WAIT_ALL(e, done, 0, L, r);
 
   fn_exit:
+    MPL_free(sink_buf);
     MPIR_CHKLMEM_FREEALL();
     return MPIDI_Topo_check_node(e, mpi_errno_ret ? mpi_errno_ret : mpi_errno, errflag);
   fn_fail:
@@ -272,7 +295,7 @@ int MPIDI_Topo_allgather(const void *sendbuf, MPI_Aint sendcount, MPI_Datatype s
                          MPIR_Comm * comm, int multileader, const char **why_not,
                          MPIR_Errflag_t * errflag)
 {
-    int mpi_errno = MPI_SUCCESS;
+    int mpi_errno = MPI_SUCCESS, staging_errno = MPI_SUCCESS;
     MPIDI_Topo_engine_t *e;
     MPIDI_Topo_tbuf_t sb, rb;
     MPI_Aint tsize, extent, m;
@@ -326,20 +349,28 @@ int MPIDI_Topo_allgather(const void *sendbuf, MPI_Aint sendcount, MPI_Datatype s
      * dataloop engine does not do reliably.  A non-contiguous send type
      * alone needs only its own block packed. */
     if (!rb.contig || !sb.contig) {
-        MPI_Aint at = rb.contig ? 0 : rank * m;
-        tmp = MPL_malloc(rb.contig ? m : p * m, MPL_MEM_COLL);
-        MPIR_ERR_CHKANDJUMP(tmp == NULL, mpi_errno, MPI_ERR_NO_MEM, "**nomem");
-        mpi_errno = MPIDI_Topo_tbuf_pack(&sb, 0, tmp + at, m);
-        MPIR_ERR_CHECK(mpi_errno);
-        MPIDI_Topo_tbuf_init(&sb, tmp + at, m, MPI_BYTE);
-        if (!rb.contig)
-            whole = tmp;
+        MPI_Aint at = rb.contig ? 0 : rank * m, n = rb.contig ? m : p * m;
+        tmp = MPIR_Topo_staging_alloc(n);
+        if (tmp == NULL) {
+            /* take part without data rather than leave the others waiting */
+            staging_errno = MPIDI_Topo_staging_failed(e, n, errflag);
+            MPIDI_Topo_tbuf_discard(&sb);
+            if (!rb.contig)
+                MPIDI_Topo_tbuf_discard(&rb);
+        } else {
+            mpi_errno = MPIDI_Topo_tbuf_pack(&sb, 0, tmp + at, m);
+            MPIR_ERR_CHECK(mpi_errno);
+            MPIDI_Topo_tbuf_init(&sb, tmp + at, m, MPI_BYTE);
+            if (!rb.contig)
+                whole = tmp;
+        }
     }
     if (!multileader && e->cma && MPIR_CVAR_TOPO_CMA_THRESHOLD >= 0 &&
         m >= MPIR_CVAR_TOPO_CMA_THRESHOLD) {
-        char *recv = whole ? whole : rb.buf + rb.lb;
-        if (sendbuf != MPI_IN_PLACE && !whole)
-            memcpy(recv + rank * m, sb.buf + sb.lb, m);
+        char *recv = whole ? whole : rb.discard ? NULL : rb.buf + rb.lb;
+        if (sendbuf != MPI_IN_PLACE && !whole && recv)
+            mpi_errno = MPIDI_Topo_tbuf_pack(&sb, 0, recv + rank * m, m);
+        MPIR_ERR_CHECK(mpi_errno);
         mpi_errno = allgather_direct(e, recv, m, comm, errflag);
     } else {
         MPIDI_Topo_tbuf_t cb;
@@ -349,6 +380,10 @@ int MPIDI_Topo_allgather(const void *sendbuf, MPI_Aint sendcount, MPI_Datatype s
     }
     if (whole && mpi_errno == MPI_SUCCESS)
         mpi_errno = MPIDI_Topo_tbuf_unpack(&rb, 0, whole, p * m);
+    if (staging_errno) {
+        MPIR_ERR_ADD(staging_errno, mpi_errno);
+        mpi_errno = staging_errno;
+    }
     MPIR_ERR_CHECK(mpi_errno);
 
   fn_exit:

@@ -95,6 +95,7 @@ static int bcast_segment(MPIDI_Topo_engine_t * e, const MPIDI_Topo_tbuf_t * tb, 
                 MPIDI_TOPO_WAIT_GE(e, &MPIDI_TOPO_CTRL(e, root_local)->arrive, r);
             }
             MPL_atomic_release_store_uint64(&me->avail, MPIDI_TOPO_PROG(r, 1));
+            MPIDI_Topo_node_errflag(e, errflag);
             for (int c = 0; c < nchildren; c++) {
                 reqs[nreq] = NULL;
                 mpi_errno = MPIC_Isend(slot, len, MPI_BYTE, children[c], MPIR_BCAST_TAG,
@@ -130,6 +131,9 @@ static int bcast_segment(MPIDI_Topo_engine_t * e, const MPIDI_Topo_tbuf_t * tb, 
  * small chunks does not post thousands of requests at once. */
 #define MPIDI_TOPO_BCAST_WINDOW 16
 
+/* buf NULL: this process could not stage its data (MPIDI_Topo_staging_failed);
+ * it reads nothing, and as a leader takes its chunks into a chunk of
+ * scratch and passes on empty ones, marked failed */
 static int bcast_direct(MPIDI_Topo_engine_t * e, char *buf, MPI_Aint m, int root,
                         MPIR_Comm * comm, MPIR_Errflag_t * errflag)
 {
@@ -147,7 +151,8 @@ static int bcast_direct(MPIDI_Topo_engine_t * e, char *buf, MPI_Aint m, int root
     MPIDI_Topo_ctrl_t *me = MPIDI_TOPO_CTRL(e, e->local_rank);
     MPIR_Request *rreqs[MPIDI_TOPO_BCAST_WINDOW] = { NULL };
     MPIR_Request *sreqs[MPIDI_TOPO_BCAST_WINDOW * 32] = { NULL };
-    int recv_from_parent;
+    int recv_from_parent, sink = buf == NULL;
+    char *sink_buf = NULL;
 
     mpi_errno = MPIDI_Topo_rounds(e, J, &base, errflag);
     if (mpi_errno)
@@ -159,6 +164,8 @@ static int bcast_direct(MPIDI_Topo_engine_t * e, char *buf, MPI_Aint m, int root
         nmine = (R - e->group + k - 1) / k;
     }
     recv_from_parent = nmine && e->node != root_node;
+    if (sink && recv_from_parent)
+        sink_buf = MPIR_Topo_sink_alloc(comm, chunk);
 
     me->addr = (uint64_t) (uintptr_t) buf;
     MPL_atomic_release_store_uint64(&me->arrive, first);
@@ -175,7 +182,8 @@ static int bcast_direct(MPIDI_Topo_engine_t * e, char *buf, MPI_Aint m, int root
                 /* keep the window of receives full, then take chunk j */
                 for (; nposted < nmine && nposted < j + MPIDI_TOPO_BCAST_WINDOW; nposted++) {
                     MPI_Aint o = (e->group + nposted * k) * chunk;
-                    mpi_errno = MPIC_Irecv(buf + o, MPL_MIN(chunk, m - o), MPI_BYTE, parent,
+                    mpi_errno = MPIC_Irecv(sink ? sink_buf : buf + o, MPL_MIN(chunk, m - o),
+                                           MPI_BYTE, parent,
                                            MPIR_BCAST_TAG, e->leader_comm,
                                            &rreqs[nposted % MPIDI_TOPO_BCAST_WINDOW]);
                     MPIR_ERR_CHECK(mpi_errno);
@@ -184,7 +192,7 @@ static int bcast_direct(MPIDI_Topo_engine_t * e, char *buf, MPI_Aint m, int root
                                                errflag);
                 MPIDI_TOPO_COLL_ERR(mpi_errno, mpi_errno_ret, errflag);
                 MPL_atomic_release_store_uint64(&me->avail, MPIDI_TOPO_PROG(first + j, 1));
-            } else if (!am_root) {
+            } else if (!am_root && !sink) {
                 MPIDI_Topo_ctrl_t *rc = MPIDI_TOPO_CTRL(e, root_local);
                 MPIDI_TOPO_WAIT_GE(e, &rc->arrive, first);
                 mpi_errno = MPIDI_Topo_cma_read(e, root_local, buf + off, rc->addr + off, len);
@@ -193,12 +201,14 @@ static int bcast_direct(MPIDI_Topo_engine_t * e, char *buf, MPI_Aint m, int root
             /* this window entry's sends, chunk j - WINDOW's, are done first */
             mpi_errno = MPIDI_Topo_waitall(e, nchildren, sw, errflag);
             MPIDI_TOPO_COLL_ERR(mpi_errno, mpi_errno_ret, errflag);
+            MPIDI_Topo_node_errflag(e, errflag);
             for (int c = 0; c < nchildren; c++) {
-                mpi_errno = MPIC_Isend(buf + off, len, MPI_BYTE, children[c], MPIR_BCAST_TAG,
+                mpi_errno = MPIC_Isend(sink ? NULL : buf + off, sink ? 0 : len, MPI_BYTE,
+                                       children[c], MPIR_BCAST_TAG,
                                        e->leader_comm, &sw[c], errflag);
                 MPIDI_TOPO_COLL_ERR(mpi_errno, mpi_errno_ret, errflag);
             }
-        } else if (!am_root) {
+        } else if (!am_root && !sink) {
             int src = e->node == root_node ? root_local : owner;
             MPIDI_Topo_ctrl_t *sc = MPIDI_TOPO_CTRL(e, src);
             if (e->node == root_node)
@@ -225,6 +235,7 @@ static int bcast_direct(MPIDI_Topo_engine_t * e, char *buf, MPI_Aint m, int root
     /* others read from our buffers: leave only when all local copies ended */
     MPL_atomic_release_store_uint64(&me->done, last);
     MPIDI_TOPO_WAIT_ALL(e, done, 0, L, last);
+    MPL_free(sink_buf);
     return MPIDI_Topo_check_node(e, mpi_errno_ret ? mpi_errno_ret : mpi_errno, errflag);
   fn_fail:
     goto fn_exit;
@@ -233,7 +244,7 @@ static int bcast_direct(MPIDI_Topo_engine_t * e, char *buf, MPI_Aint m, int root
 int MPIDI_Topo_bcast_pipeline(void *buffer, MPI_Aint count, MPI_Datatype datatype, int root,
                               MPIR_Comm * comm, const char **why_not, MPIR_Errflag_t * errflag)
 {
-    int mpi_errno = MPI_SUCCESS;
+    int mpi_errno = MPI_SUCCESS, staging_errno = MPI_SUCCESS;
     MPIDI_Topo_engine_t *e;
     MPIDI_Topo_tbuf_t tb;
     MPI_Aint tsize, m;
@@ -267,10 +278,12 @@ int MPIDI_Topo_bcast_pipeline(void *buffer, MPI_Aint count, MPI_Datatype datatyp
      * (see MPIDI_Topo_allgather) */
     buf = tb.buf + tb.lb;
     if (!tb.contig) {
-        tmp = MPL_malloc(m, MPL_MEM_COLL);
-        MPIR_ERR_CHKANDJUMP(tmp == NULL, mpi_errno, MPI_ERR_OTHER, "**nomem");
-        buf = tmp;
-        if (comm->rank == root) {
+        buf = tmp = MPIR_Topo_staging_alloc(m);
+        /* without it, take part without data rather than leave the others
+         * waiting (buf NULL) */
+        if (tmp == NULL)
+            staging_errno = MPIDI_Topo_staging_failed(e, m, errflag);
+        else if (comm->rank == root) {
             mpi_errno = MPIDI_Topo_tbuf_pack(&tb, 0, tmp, m);
             MPIR_ERR_CHECK(mpi_errno);
         }
@@ -281,10 +294,16 @@ int MPIDI_Topo_bcast_pipeline(void *buffer, MPI_Aint count, MPI_Datatype datatyp
     } else {
         MPIDI_Topo_tbuf_t cb;
         MPIDI_Topo_tbuf_init(&cb, buf, m, MPI_BYTE);
+        if (buf == NULL)
+            MPIDI_Topo_tbuf_discard(&cb);
         mpi_errno = bcast_segment(e, &cb, m, root, comm, errflag);
     }
     if (tmp && comm->rank != root && mpi_errno == MPI_SUCCESS)
         mpi_errno = MPIDI_Topo_tbuf_unpack(&tb, 0, tmp, m);
+    if (staging_errno) {
+        MPIR_ERR_ADD(staging_errno, mpi_errno);
+        mpi_errno = staging_errno;
+    }
     MPIR_ERR_CHECK(mpi_errno);
 
   fn_exit:

@@ -195,6 +195,14 @@ int MPIDI_Topo_waitall(MPIDI_Topo_engine_t * e, int n, MPIR_Request ** reqs,
         MPIR_Request_free(req);
         reqs[i] = NULL;
     }
+    /* a message marked failed (a process elsewhere failed its part) fails
+     * the call here too, on every local process: none may take what came
+     * with it as good */
+    if (*errflag != MPIR_ERR_NONE && e->node_failed) {
+        MPL_atomic_release_store_uint64(e->node_failed, 1);
+        if (!mpi_errno_ret)
+            MPIR_ERR_SET(mpi_errno_ret, *errflag, "**coll_fail");
+    }
     return mpi_errno_ret;
 }
 
@@ -271,6 +279,26 @@ void MPIDI_Topo_tbuf_init(MPIDI_Topo_tbuf_t * t, const void *buf, MPI_Aint count
     MPIR_Type_get_true_extent_impl(dt, &true_lb, &true_extent);
     t->contig = contig && (count <= 1 || extent == size);
     t->lb = true_lb;
+    t->discard = 0;
+}
+
+void MPIDI_Topo_tbuf_discard(MPIDI_Topo_tbuf_t * t)
+{
+    t->buf = NULL;
+    t->lb = 0;
+    t->contig = 0;
+    t->discard = 1;
+}
+
+int MPIDI_Topo_staging_failed(MPIDI_Topo_engine_t * e, MPI_Aint n, MPIR_Errflag_t * errflag)
+{
+    int mpi_errno = MPI_SUCCESS;
+
+    MPL_atomic_release_store_uint64(e->node_failed, 1);
+    *errflag = MPIR_ERR_OTHER;
+    MPIR_ERR_SET1(mpi_errno, MPI_ERR_NO_MEM, "**topo_staging_nomem", "**topo_staging_nomem %L",
+                  (long long) n);
+    return mpi_errno;
 }
 
 int MPIDI_Topo_tbuf_pack(const MPIDI_Topo_tbuf_t * t, MPI_Aint off, void *out, MPI_Aint len)
@@ -279,6 +307,10 @@ int MPIDI_Topo_tbuf_pack(const MPIDI_Topo_tbuf_t * t, MPI_Aint off, void *out, M
 
     if (len == 0)
         return MPI_SUCCESS;
+    if (t->discard) {
+        memset(out, 0, len);
+        return MPI_SUCCESS;
+    }
     if (t->contig) {
         memcpy(out, t->buf + t->lb + off, len);
         return MPI_SUCCESS;
@@ -291,7 +323,7 @@ int MPIDI_Topo_tbuf_unpack(const MPIDI_Topo_tbuf_t * t, MPI_Aint off, const void
 {
     MPI_Aint actual;
 
-    if (len == 0)
+    if (len == 0 || t->discard)
         return MPI_SUCCESS;
     if (t->contig) {
         memcpy(t->buf + t->lb + off, in, len);

@@ -88,10 +88,11 @@ typedef struct MPIDI_Topo_engine {
                                  * every earlier round) */
 
     /* Set by a local process whose part of a call failed (a CMA read, an
-     * unpack): waits stop at once, so that no process waits for it
-     * forever; every process then runs the rest of its steps, sending
-     * with the error bit set, and returns an error.  Never cleared: later
-     * calls on the communicator fail alike. */
+     * unpack, a staging copy it could not allocate), or whose leader got a
+     * message marked failed: waits stop at once, so that no process waits
+     * for it forever; every process then runs the rest of its steps,
+     * sending with the error bit set, and returns an error.  Never
+     * cleared: later calls on the communicator fail alike. */
     MPL_atomic_uint64_t *node_failed;
     int cma;                    /* process_vm_readv works between local processes */
     int ptracer_any;            /* this engine declared PR_SET_PTRACER_ANY */
@@ -153,7 +154,8 @@ void MPIDI_Topo_wait_all(MPIDI_Topo_engine_t * e, size_t field_offset, int lo, i
     MPIDI_Topo_wait_all(e, offsetof(MPIDI_Topo_ctrl_t, field), lo, hi, value)
 
 /* Complete requests with the same waiting loop; frees them, records errors
- * in errflag as MPIC_Waitall does. */
+ * in errflag as MPIC_Waitall does.  Once errflag is set (also by a message
+ * marked failed), the node's processes fail the call (node_failed). */
 int MPIDI_Topo_waitall(MPIDI_Topo_engine_t * e, int n, MPIR_Request ** reqs,
                        MPIR_Errflag_t * errflag);
 
@@ -168,6 +170,7 @@ typedef struct {
     MPI_Datatype dt;
     int contig;                 /* bytes are at buf + lb, in order */
     MPI_Aint lb;
+    int discard;                /* see MPIDI_Topo_tbuf_discard */
 } MPIDI_Topo_tbuf_t;
 
 void MPIDI_Topo_tbuf_init(MPIDI_Topo_tbuf_t * t, const void *buf, MPI_Aint count,
@@ -175,6 +178,26 @@ void MPIDI_Topo_tbuf_init(MPIDI_Topo_tbuf_t * t, const void *buf, MPI_Aint count
 int MPIDI_Topo_tbuf_pack(const MPIDI_Topo_tbuf_t * t, MPI_Aint off, void *out, MPI_Aint len);
 int MPIDI_Topo_tbuf_unpack(const MPIDI_Topo_tbuf_t * t, MPI_Aint off, const void *in,
                            MPI_Aint len);
+
+/* A process without memory for the staging copy of a call (a derived type)
+ * still takes part in it, so that no process waits for it forever: its
+ * buffer packs as zeros and drops what is unpacked into it, and the call
+ * fails on every process its data reaches (MPIDI_Topo_staging_failed). */
+void MPIDI_Topo_tbuf_discard(MPIDI_Topo_tbuf_t * t);
+
+/* This process could not allocate its staging copy: tell the node (its
+ * waits end, its leaders' sends carry the error bit) and return the error
+ * this process reports. */
+int MPIDI_Topo_staging_failed(MPIDI_Topo_engine_t * e, MPI_Aint n, MPIR_Errflag_t * errflag);
+
+/* Before a leader sends its node's data to other nodes: once a local process
+ * has failed, the sends carry the error bit, so that the other nodes fail
+ * the call rather than take what was sent as good. */
+static inline void MPIDI_Topo_node_errflag(MPIDI_Topo_engine_t * e, MPIR_Errflag_t * errflag)
+{
+    if (*errflag == MPIR_ERR_NONE && MPL_atomic_acquire_load_uint64(e->node_failed))
+        *errflag = MPIR_ERR_OTHER;
+}
 
 /* Accumulate the first communication error of a collective. */
 #define MPIDI_TOPO_COLL_ERR(mpi_errno, mpi_errno_ret, errflag) do {             \

@@ -31,7 +31,7 @@ quick=no
 for arg in "$@"; do
     case $arg in
         --quick) quick=yes ;;
-        -h|--help) sed -n '2,18p' "$0"; exit 0 ;;
+        -h|--help) sed -n '2,/^[^#]/s/^# \{0,1\}//p' "$0"; exit 0 ;;
         *) echo "autogen.sh: unknown option '$arg'" >&2; exit 2 ;;
     esac
 done

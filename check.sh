@@ -29,7 +29,7 @@ while [ $# -gt 0 ]; do
     case $1 in
         --devices) devices=$2; shift ;;
         --quick) quick=yes ;;
-        -h|--help) sed -n '2,19p' "$0"; exit 0 ;;
+        -h|--help) sed -n '2,/^[^#]/s/^# \{0,1\}//p' "$0"; exit 0 ;;
         *) echo "check.sh: unknown option '$1'" >&2; exit 2 ;;
     esac
     shift

@@ -35,7 +35,7 @@ while [ $# -gt 0 ]; do
         -n) np=$2; shift ;;
         --max) max=$2; shift ;;
         --device) dev=$2; shift ;;
-        -h|--help) sed -n '2,22p' "$0"; exit 0 ;;
+        -h|--help) sed -n '2,/^[^#]/s/^# \{0,1\}//p' "$0"; exit 0 ;;
         *) echo "demo.sh: unknown option '$1'" >&2; exit 2 ;;
     esac
     shift
@@ -107,8 +107,9 @@ if [ "$dev" = ofi ] && [ -r /sys/class/net/lo/statistics/tx_bytes ]; then
         # coll_bench -n: loopback bytes around k back-to-back calls minus the
         # same without calls (the benchmark's untimed priming calls excluded)
         c=$1; m=$2; k=$3; shift 3
-        with_env "$@" -- "$out/coll_bench" -c "$c" \
-            -m "$m" -M "$m" -n "$k" -I $nic -i 1 -w 0 | awk -F, '$17 ~ /^[0-9]+$/ { print $17; exit }'
+        with_env "$@" -- "$out/coll_bench" -c "$c" -H \
+            -m "$m" -M "$m" -n "$k" -I $nic -i 1 -w 0 |
+            topo_csv - 'f("net_bytes") ~ /^[0-9]+$/ { print f("net_bytes"); exit }'
     }
     m=1048576
     nn=2
@@ -142,9 +143,9 @@ run_set() {   # coll label CVAR=value ...
     c=$1
     lbl=$2
     shift 2
-    with_env "$@" -- "$out/coll_bench" -c "$c" \
+    with_env "$@" -- "$out/coll_bench" -c "$c" -H \
         -m 1024 -M "$max" -i 40 -w 3 -v -l "$lbl" >"$out/$c-$lbl.csv"
-    if awk -F, '$10 != 0 { bad = 1 } END { exit bad }' "$out/$c-$lbl.csv"; then :; else
+    if topo_csv "$out/$c-$lbl.csv" 'f("errors") != 0 { bad = 1 } END { exit bad }'; then :; else
         echo "   ERROR: $c $lbl returned wrong results" >&2
         exit 1
     fi
@@ -155,11 +156,13 @@ table() {     # coll label...; ratios = first label (stock) / second, / last
     printf '   %-9s' bytes
     for l in "$@"; do printf ' %14s' "$l"; done
     printf ' %15s %15s\n' "$1/$2" "$1/$(eval echo \${$#})"
+    # the files side by side: column a of file i is at a + w.i
     paste -d, $(for l in "$@"; do echo "$out/$c-$l.csv"; done) | awk -F, -v n=$# '
-        { printf "   %-9s", $5
-          w = NF / n   # columns per file
-          for (i = 0; i < n; i++) printf " %14.1f", $(8 + w * i)
-          printf " %14.2fx %14.2fx\n", $8 / $(8 + w), $8 / $(8 + w * (n - 1)) }'
+        NR == 1 { w = NF / n; for (i = 1; i <= w; i++) col[$i] = i; next }
+        { t = col["avg_us"]
+          printf "   %-9s", $(col["bytes"])
+          for (i = 0; i < n; i++) printf " %14.1f", $(t + w * i)
+          printf " %14.2fx %14.2fx\n", $t / $(t + w), $t / $(t + w * (n - 1)) }'
 }
 
 echo "-- allgather (bytes per process)"

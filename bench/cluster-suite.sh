@@ -32,6 +32,7 @@
 set -eu
 
 top=$(cd "$(dirname "$0")/.." && pwd)
+. "$top/maint/topo-common.sh"
 nodes_l="2"
 ppn_l="1 2"
 rates="1gbit 500mbit"
@@ -55,7 +56,7 @@ while [ $# -gt 0 ]; do
         --no-peers) peers=no ;;
         --smoke) smoke=yes ;;
         --out) out=$2; shift ;;
-        -h|--help) sed -n '2,30p' "$0"; exit 0 ;;
+        -h|--help) sed -n '2,/^[^#]/s/^# \{0,1\}//p' "$0"; exit 0 ;;
         *) echo "cluster-suite.sh: unknown option '$1' (--help)" >&2; exit 2 ;;
     esac
     shift
@@ -180,10 +181,12 @@ done
 elapsed=$(( $(date +%s) - t0 ))
 
 if [ $smoke = yes ]; then
-    bad=$(awk -F, 'NR > 1 && ($11 != 0 || $22 ~ /^fail/ || ($22 !~ /^ok/ && $12 ~ /^topo_/))' "$csv")
+    bad=$(topo_csv "$csv" 'f("errors") != 0 || f("status") ~ /^fail/ ||
+                            (f("status") !~ /^ok/ && f("algorithm") ~ /^topo_/)')
     rows=$(($(wc -l <"$csv") - 1))
     # each node's NIC carried the busiest node's share at least
-    below=$(awk -F, 'NR > 1 && $6 >= 65536 && $20 != "" && $21 > 0 && $20 < 0.97 * $21' "$csv")
+    below=$(topo_csv "$csv" 'f("bytes") >= 65536 && f("node_net_bytes") != "" &&
+                              f("node_net_bound") > 0 && f("node_net_bytes") < 0.97 * f("node_net_bound")')
     if [ -n "$bad" ] || [ -n "$below" ] || [ $failures != 0 ] || [ "$rows" -lt 40 ]; then
         [ -n "$bad" ] && { echo "cluster smoke: wrong results, failures or n/a of ours:"; echo "$bad"; }
         [ -n "$below" ] && { echo "cluster smoke: a node's NIC below the per-node bound:"; echo "$below"; }

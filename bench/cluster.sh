@@ -65,7 +65,7 @@ while [ $# -gt 0 ]; do
         --timeout) tmo=$2; shift 2 ;;
         --quiet) quiet=yes; shift ;;
         --prefix) prefix=$2; shift 2 ;;
-        -h|--help) sed -n '2,40p' "$0"; exit 0 ;;
+        -h|--help) sed -n '2,/^[^#]/s/^# \{0,1\}//p' "$0"; exit 0 ;;
         mpiexec|mpirun|run) break ;;
         *) echo "cluster.sh: unknown option '$1' (--help)" >&2; exit 2 ;;
     esac

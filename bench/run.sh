@@ -31,6 +31,7 @@
 set -eu
 
 top=$(cd "$(dirname "$0")/.." && pwd)
+. "$top/maint/topo-common.sh"
 mode=full
 nps=
 max=
@@ -57,7 +58,7 @@ while [ $# -gt 0 ]; do
         --relaunch) relaunch=yes ;;
         --prebuilt) prebuilt=yes ;;
         --budget) budget=$2; shift ;;
-        -h|--help) sed -n '2,30p' "$0"; exit 0 ;;
+        -h|--help) sed -n '2,/^[^#]/s/^# \{0,1\}//p' "$0"; exit 0 ;;
         *) echo "run.sh: unknown option '$1' (--help)" >&2; exit 2 ;;
     esac
     shift
@@ -74,7 +75,6 @@ if [ ! -x "$prefix/bin/mpiexec" ] || { [ $prebuilt = no ] && [ ! -x "$prefix/bin
     echo "run.sh: no MPICH in $prefix yet: building it (Debian packages, source, ch4:$dev)"
     JOBS=${JOBS:-$ncores}
     mkdir -p "$top/.cache"
-    . "$top/maint/topo-common.sh"
     topo_ensure_deps && topo_autogen && topo_build "$dev" ||
         { echo "run.sh: building MPICH failed" >&2; exit 1; }
 fi
@@ -375,15 +375,18 @@ elapsed=$(( $(date +%s) - t_start ))
 
 # ---------------------------------------------------------------- smoke check
 if [ $mode = smoke ]; then
-    bad=$(awk -F, 'NR > 1 && ($10 != 0 || $21 ~ /^fail/ || ($21 !~ /^ok/ && $11 ~ /^topo_/))' "$csv")
+    bad=$(topo_csv "$csv" 'f("errors") != 0 || f("status") ~ /^fail/ ||
+                            (f("status") !~ /^ok/ && f("algorithm") ~ /^topo_/)')
     # every forced algorithm that ran must show in the trace as chosen by CVAR
     missing=""
-    for ca in $(awk -F, 'NR > 1 && $21 == "ok" && $11 != "default" { print $2 ":" $11 }' "$csv" | sort -u); do
+    for ca in $(topo_csv "$csv" 'f("status") == "ok" && f("algorithm") != "default" {
+                                     print f("collective") ":" f("algorithm") }' | sort -u); do
         grep -Eq "mpich-topo: +${ca%%:*} +${ca#*:} +cvar" "$log" || missing="$missing $ca"
     done
     # nobody can beat the lower bound on the network (where the payload, not
     # the headers and acknowledgements, makes the count)
-    below=$(awk -F, 'NR > 1 && $5 >= 65536 && $17 != "" && $18 > 0 && $17 < 0.97 * $18' "$csv")
+    below=$(topo_csv "$csv" 'f("bytes") >= 65536 && f("net_bytes") != "" && f("net_bound") > 0 &&
+                              f("net_bytes") < 0.97 * f("net_bound")')
     rows=$(($(wc -l <"$csv") - 1))
     if [ -n "$bad" ] || [ -n "$missing" ] || [ -n "$below" ] || [ $failures != 0 ] || [ "$rows" -lt 50 ]; then
         [ -n "$bad" ] && { echo "smoke: wrong results, failures or n/a of ours:"; echo "$bad"; }
@@ -397,7 +400,7 @@ if [ $mode = smoke ]; then
         echo "smoke: FAILED ($failures launches failed, $rows rows; $csv, $log)"
         exit 1
     fi
-    na=$(awk -F, 'NR > 1 && $21 ~ /^n\/a/' "$csv" | wc -l)
+    na=$(topo_csv "$csv" 'f("status") ~ /^n\/a/' | wc -l)
     echo "smoke: ok ($rows measurements validated, $na n/a of stock algorithms, ${elapsed} s)"
     exit 0
 fi

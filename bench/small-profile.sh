@@ -13,6 +13,7 @@
 # kernel.perf_event_paranoid <= 1). Default prefix: install-ofi.
 set -eu
 top=$(cd "$(dirname "$0")/.." && pwd)
+. "$top/maint/topo-common.sh"
 prefix=$top/install-ofi
 np=2
 bytes=16
@@ -22,7 +23,7 @@ while [ $# -gt 0 ]; do
         --prefix) prefix=$2; shift ;;
         --np) np=$2; shift ;;
         --bytes) bytes=$2; shift ;;
-        -h|--help) sed -n '2,13p' "$0"; exit 0 ;;
+        -h|--help) sed -n '2,/^[^#]/s/^# \{0,1\}//p' "$0"; exit 0 ;;
         *) colls+=("$1") ;;
     esac
     shift
@@ -57,7 +58,7 @@ echo "layer shares of $np processes' samples (perf), ns per call = share x loop 
 for c in "${colls[@]}"; do
     out=$("$prefix/bin/mpiexec" -n "$np" -bind-to core sh -c \
         "exec perf record -q -F 2000 -D 1500 -o $tmp/perf.\$PMI_RANK $tmp/small_calls -p -c $c -b $bytes -i 4000000 -l profile" 2>/dev/null)
-    loop=$(echo "$out" | awk -F, '$2=="'"$c"'" {print $4}')
+    loop=$(echo "$out" | topo_csv - 'f("collective") == "'"$c"'" { print f("loop_us") }')
     echo
     echo "$c, $bytes B, $np processes: $loop us per call back to back"
     for r in $(seq 0 $((np - 1))); do

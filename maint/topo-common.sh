@@ -104,3 +104,19 @@ topo_fetch_debs() {
     done
     return 0
 }
+
+# topo_csv FILE PROGRAM: runs the awk PROGRAM over the rows of FILE, a CSV
+# file whose first line names its columns (bench/coll_bench.c -H); PROGRAM
+# reads a field by its column's name, f("errors"), never by position.
+topo_csv() {
+    awk -F, '
+        function f(name) {
+            if (!(name in col_)) {
+                print "topo_csv: " FILENAME " has no column " name > "/dev/stderr"
+                exit 2
+            }
+            return $(col_[name])
+        }
+        NR == 1 { for (i = 1; i <= NF; i++) col_[$i] = i; next }
+        '"$2" "$1"
+}

@@ -16,6 +16,7 @@ prefix=$1
 dev=$2
 top=$(cd "$(dirname "$0")/../.." && pwd)
 . "$top/test/topo/tap.sh"
+. "$top/maint/topo-common.sh"
 
 if [ "$(id -u)" != 0 ] || ! ip netns add "tc-probe-$$" >/dev/null 2>&1; then
     echo "# skipped: network namespaces need root (ip netns add failed)"
@@ -27,44 +28,62 @@ ip netns del "tc-probe-$$"
 "$prefix/bin/mpicc" -O2 -std=c99 -o "$tmp/coll_bench" "$top/bench/coll_bench.c" >"$tmp/out" 2>&1 ||
     { notok "build bench/coll_bench.c"; tap_summary cluster; exit 1; }
 
-# cl ARGS...: 2 nodes x 2 processes at 1 Gbit/s; output in $tmp/out,
-# per-node NIC bytes in $tmp/nic.csv
+# cl [CLUSTER OPTIONS] -- ARGS...: 2 nodes x 2 processes at 1 Gbit/s;
+# output in $tmp/out, the benchmark's CSV (header and rows) in
+# $tmp/rows.csv, per-node NIC bytes in $tmp/nic.csv
 cl() {
-    timeout 600 "$top/bench/cluster.sh" --nodes 2 --ppn 2 --rate 1gbit --prefix "$prefix" \
+    opts=""
+    while [ "$1" != -- ]; do opts="$opts $1"; shift; done
+    shift
+    # shellcheck disable=SC2086
+    timeout 600 "$top/bench/cluster.sh" --nodes 2 --ppn 2 --rate 1gbit --prefix "$prefix" $opts \
         --counters "$tmp/nic.csv" --timeout 500 mpiexec -n 4 -bind-to core "$@" >"$tmp/out" 2>&1
     rc=$?
+    # (-P puts each row after its progress line's "B:")
+    sed -n -e 's/^[^,]* B://' -e '/^label,/p' -e '/^[^,:]*,\(allgather\|bcast\|allreduce\),/p' \
+        "$tmp/out" >"$tmp/rows.csv"
 }
-# rows ALG: CSV rows of that algorithm with status ok and no wrong result
-rows_ok() { grep -E "^[^,]*,[a-z]+,[a-z]+,4,[0-9]+,[0-9]+,[^,]*,[^,]*,[^,]*,0,$1,2,2,.*,ok$" "$tmp/out" | wc -l; }
-bench="$tmp/coll_bench -c allgather,bcast,allreduce -m 4096 -M 1048576 -s 16 -i 3 -w 1 -T 0.05 -v -I eth0 -n 2"
+# rows ALG [PLACEMENT]: CSV rows of that algorithm on 2 nodes x 2 (with
+# that placement, if given) with status ok and no wrong result
+rows_ok() {
+    topo_csv "$tmp/rows.csv" 'f("algorithm") == "'"$1"'" &&
+                              ("'"${2:-}"'" == "" || f("placement") == "'"${2:-}"'") &&
+                              f("nprocs") == 4 && f("nodes") == 2 && f("ppn") == 2 &&
+                              f("errors") == 0 && f("status") == "ok"' | wc -l
+}
+bench="$tmp/coll_bench -H -c allgather,bcast,allreduce -m 4096 -M 1048576 -s 16 -i 3 -w 1 -T 0.05 -v -I eth0 -n 2"
 
 # 1. the default selection: 2 nodes seen, results right, ours selected
 #    where the built-in tuning says (allgather across nodes)
-cl -env MPIR_CVAR_COLL_TRACE 1 $bench -a default
+cl -- -env MPIR_CVAR_COLL_TRACE 1 $bench -a default
 check "2 namespaces x 2: MPICH sees 2 nodes, default selection right at 4 KiB-1 MiB" \
     '[ $rc = 0 ] && [ "$(rows_ok default)" = 9 ] && ! grep -q "fail:" "$tmp/out"'
 check "2 namespaces x 2: the built-in tuning picks topo_pipeline for allgather across the nodes" \
     'grep -qE "^mpich-topo: +allgather +topo_pipeline +selection +parent +4" "$tmp/out"'
-# busiest node's bytes against its bound (column 19 and 20) for allgather
-# at 1 MiB: at least the bound, and not more than 3 times it
+# busiest node's bytes against its bound for allgather at 1 MiB: at least
+# the bound, and not more than 3 times it
 check "per-node NIC counters: the busiest node sent at least its lower bound (allgather, 1 MiB)" \
-    'awk -F, '\''$2 == "allgather" && $5 == 1048576 && $11 == "default" { f = 1; if ($19 < $20 || $19 > 3 * $20) bad = 1 } END { exit !(f && !bad) }'\'' "$tmp/out"'
+    'topo_csv "$tmp/rows.csv" '\''
+        f("collective") == "allgather" && f("bytes") == 1048576 && f("algorithm") == "default" {
+            seen = 1
+            if (f("node_net_bytes") < f("node_net_bound") || f("node_net_bytes") > 3 * f("node_net_bound"))
+                bad = 1
+        }
+        END { exit !(seen && !bad) }'\'''
 check "each node's NIC carried the traffic (bench/cluster.sh --counters)" \
-    '[ "$(awk -F, '\''NR > 1 && $2 > 1048576 && $3 > 1048576'\'' "$tmp/nic.csv" | wc -l)" = 2 ]'
+    '[ "$(topo_csv "$tmp/nic.csv" '\''f("tx_bytes") > 1048576 && f("rx_bytes") > 1048576'\'' | wc -l)" = 2 ]'
 
 # 2. ours forced (a silent fallback fails the row: FALLBACK=error)
-cl $bench -a topo_pipeline,topo_multileader,topo_ring,topo_tree
+cl -- $bench -a topo_pipeline,topo_multileader,topo_ring,topo_tree
 check "2 namespaces x 2: topo_pipeline/multileader/ring/tree forced, every result right" \
     '[ $rc = 0 ] && [ "$(rows_ok topo_pipeline)" = 9 ] && [ "$(rows_ok topo_multileader)" = 3 ] && [ "$(rows_ok topo_ring)" = 3 ] && [ "$(rows_ok topo_tree)" = 3 ] && ! grep -q "fail:" "$tmp/out"'
 
 # 3. cyclic placement (--placement cyclic): ranks 0 and 2 on node0; the
 #    benchmark checks the placement with MPI_COMM_TYPE_SHARED (-p cyclic)
 #    and every result; the default selection across the nodes
-timeout 600 "$top/bench/cluster.sh" --nodes 2 --ppn 2 --rate 1gbit --prefix "$prefix" --placement cyclic \
-    --timeout 500 mpiexec -n 4 -bind-to core $bench -a default -p cyclic -P >"$tmp/out" 2>&1
-rc=$?
+cl --placement cyclic -- $bench -a default -p cyclic -P
 check "--placement cyclic: ranks alternate between the namespaces, default selection right" \
-    '[ $rc = 0 ] && [ "$(grep -cE "^[^,]*,[a-z]+,cyclic,4,[0-9]+,[0-9]+,[^,]*,[^,]*,[^,]*,0,default,2,2,.*,ok$" "$tmp/out")" = 9 ] && ! grep -q "asked for\|fail:" "$tmp/out"'
+    '[ $rc = 0 ] && [ "$(rows_ok default cyclic)" = 9 ] && ! grep -q "asked for\|fail:" "$tmp/out"'
 
 # 4. each node has a /dev/shm of its own, as on a cluster: each process
 #    sees its node's 2 files, never the other node's

@@ -135,7 +135,7 @@ static int allgather_segment(MPIDI_Topo_engine_t * e, const MPIDI_Topo_tbuf_t * 
                     total += counts[x];
                 }
                 mpi_errno = leader_allgatherv(e, slot, counts, displs, total, errflag);
-                MPIDI_TOPO_COLL_ERR(mpi_errno, mpi_errno_ret, errflag);
+                MPIR_ERR_COLL_CHECKANDCONT(mpi_errno, *errflag);
                 MPL_atomic_release_store_uint64(&me->avail, MPIDI_TOPO_PROG(r, nn));
             } else {
                 int left = (n - 1 + nn) % nn, right = (n + 1) % nn;
@@ -152,7 +152,7 @@ static int allgather_segment(MPIDI_Topo_engine_t * e, const MPIDI_Topo_tbuf_t * 
                                            MPIR_ALLGATHER_TAG, e->leader_comm, &reqs[1], errflag);
                     MPIR_ERR_CHECK(mpi_errno);
                     mpi_errno = MPIDI_Topo_waitall(e, 2, reqs, errflag);
-                    MPIDI_TOPO_COLL_ERR(mpi_errno, mpi_errno_ret, errflag);
+                    MPIR_ERR_COLL_CHECKANDCONT(mpi_errno, *errflag);
                     MPL_atomic_release_store_uint64(&me->avail, MPIDI_TOPO_PROG(r, s + 1));
                 }
             }
@@ -247,7 +247,7 @@ static int allgather_direct(MPIDI_Topo_engine_t * e, char *recv, MPI_Aint m, MPI
                 MPIR_ERR_CHECK(mpi_errno);
             }
             mpi_errno = MPIDI_Topo_waitall(e, nr, reqs, errflag);
-            MPIDI_TOPO_COLL_ERR(mpi_errno, mpi_errno_ret, errflag);
+            MPIR_ERR_COLL_CHECKANDCONT(mpi_errno, *errflag);
             MPL_atomic_release_store_uint64(&me->avail, MPIDI_TOPO_PROG(r, s + 1));
         }
     }

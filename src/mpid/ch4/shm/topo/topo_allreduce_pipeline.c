@@ -209,7 +209,7 @@ static int allreduce_elements(const void *sendbuf, void *recvbuf, MPI_Aint count
                         mpi_errno = MPIR_Ireduce_impl(e->node == root_node ? MPI_IN_PLACE : mine,
                                                       mine, g1 - g0, datatype, op, root_node,
                                                       e->leader_comm, &nreq[r % 2]);
-                    MPIDI_TOPO_COLL_ERR(mpi_errno, mpi_errno_ret, errflag);
+                    MPIR_ERR_COLL_CHECKANDCONT(mpi_errno, *errflag);
                 }
             }
         }
@@ -220,7 +220,7 @@ static int allreduce_elements(const void *sendbuf, void *recvbuf, MPI_Aint count
 
             if (e->nnodes > 1 && e->is_leader) {
                 mpi_errno = MPIDI_Topo_waitall(e, 1, &nreq[r % 2], errflag);
-                MPIDI_TOPO_COLL_ERR(mpi_errno, mpi_errno_ret, errflag);
+                MPIR_ERR_COLL_CHECKANDCONT(mpi_errno, *errflag);
                 MPL_atomic_release_store_uint64(&me->avail, MPIDI_TOPO_PROG(r, 1));
             }
             if (!wants) {

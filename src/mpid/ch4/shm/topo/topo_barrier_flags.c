@@ -63,7 +63,7 @@ int MPIDI_Topo_barrier_flags(MPIR_Comm * comm, const char **why_not, MPIR_Errfla
             if (e->leader_comm) {
                 /* the first group's leaders, one per node */
                 mpi_errno = MPIR_Barrier_intra_dissemination(e->leader_comm, errflag);
-                MPIDI_TOPO_COLL_ERR(mpi_errno, mpi_errno_ret, errflag);
+                MPIR_ERR_COLL_CHECKANDCONT(mpi_errno, *errflag);
             }
             MPL_atomic_release_store_uint64(&me->avail, MPIDI_TOPO_PROG(r, 1));
         } else {

@@ -90,7 +90,7 @@ static int bcast_segment(MPIDI_Topo_engine_t * e, const MPIDI_Topo_tbuf_t * tb, 
                                        e->leader_comm, &reqs[0]);
                 MPIR_ERR_CHECK(mpi_errno);
                 mpi_errno = MPIDI_Topo_waitall(e, 1, reqs, errflag);
-                MPIDI_TOPO_COLL_ERR(mpi_errno, mpi_errno_ret, errflag);
+                MPIR_ERR_COLL_CHECKANDCONT(mpi_errno, *errflag);
             } else if (!am_root) {
                 MPIDI_TOPO_WAIT_GE(e, &MPIDI_TOPO_CTRL(e, root_local)->arrive, r);
             }
@@ -100,7 +100,7 @@ static int bcast_segment(MPIDI_Topo_engine_t * e, const MPIDI_Topo_tbuf_t * tb, 
                 reqs[nreq] = NULL;
                 mpi_errno = MPIC_Isend(slot, len, MPI_BYTE, children[c], MPIR_BCAST_TAG,
                                        e->leader_comm, &reqs[nreq], errflag);
-                MPIDI_TOPO_COLL_ERR(mpi_errno, mpi_errno_ret, errflag);
+                MPIR_ERR_COLL_CHECKANDCONT(mpi_errno, *errflag);
                 if (reqs[nreq])
                     nreq++;
             }
@@ -115,7 +115,7 @@ static int bcast_segment(MPIDI_Topo_engine_t * e, const MPIDI_Topo_tbuf_t * tb, 
         }
         if (nreq) {
             mpi_errno = MPIDI_Topo_waitall(e, nreq, reqs, errflag);
-            MPIDI_TOPO_COLL_ERR(mpi_errno, mpi_errno_ret, errflag);
+            MPIR_ERR_COLL_CHECKANDCONT(mpi_errno, *errflag);
         }
         MPL_atomic_release_store_uint64(&me->done, r);
     }
@@ -190,7 +190,7 @@ static int bcast_direct(MPIDI_Topo_engine_t * e, char *buf, MPI_Aint m, int root
                 }
                 mpi_errno = MPIDI_Topo_waitall(e, 1, &rreqs[j % MPIDI_TOPO_BCAST_WINDOW],
                                                errflag);
-                MPIDI_TOPO_COLL_ERR(mpi_errno, mpi_errno_ret, errflag);
+                MPIR_ERR_COLL_CHECKANDCONT(mpi_errno, *errflag);
                 MPL_atomic_release_store_uint64(&me->avail, MPIDI_TOPO_PROG(first + j, 1));
             } else if (!am_root && !sink) {
                 MPIDI_Topo_ctrl_t *rc = MPIDI_TOPO_CTRL(e, root_local);
@@ -200,13 +200,13 @@ static int bcast_direct(MPIDI_Topo_engine_t * e, char *buf, MPI_Aint m, int root
             }
             /* this window entry's sends, chunk j - WINDOW's, are done first */
             mpi_errno = MPIDI_Topo_waitall(e, nchildren, sw, errflag);
-            MPIDI_TOPO_COLL_ERR(mpi_errno, mpi_errno_ret, errflag);
+            MPIR_ERR_COLL_CHECKANDCONT(mpi_errno, *errflag);
             MPIDI_Topo_node_errflag(e, errflag);
             for (int c = 0; c < nchildren; c++) {
                 mpi_errno = MPIC_Isend(sink ? NULL : buf + off, sink ? 0 : len, MPI_BYTE,
                                        children[c], MPIR_BCAST_TAG,
                                        e->leader_comm, &sw[c], errflag);
-                MPIDI_TOPO_COLL_ERR(mpi_errno, mpi_errno_ret, errflag);
+                MPIR_ERR_COLL_CHECKANDCONT(mpi_errno, *errflag);
             }
         } else if (!am_root && !sink) {
             int src = e->node == root_node ? root_local : owner;
@@ -227,10 +227,13 @@ static int bcast_direct(MPIDI_Topo_engine_t * e, char *buf, MPI_Aint m, int root
         if (rreqs[w] && mpi_errno)
             MPIR_Cancel_impl(rreqs[w]);
     {
+        /* (the waits record their errors in errflag) */
         int err = MPIDI_Topo_waitall(e, MPIDI_TOPO_BCAST_WINDOW, rreqs, errflag);
-        MPIDI_TOPO_COLL_ERR(err, mpi_errno_ret, errflag);
+        if (err)
+            MPIR_ERR_ADD(mpi_errno_ret, err);
         err = MPIDI_Topo_waitall(e, MPIDI_TOPO_BCAST_WINDOW * nchildren, sreqs, errflag);
-        MPIDI_TOPO_COLL_ERR(err, mpi_errno_ret, errflag);
+        if (err)
+            MPIR_ERR_ADD(mpi_errno_ret, err);
     }
     /* others read from our buffers: leave only when all local copies ended */
     MPL_atomic_release_store_uint64(&me->done, last);

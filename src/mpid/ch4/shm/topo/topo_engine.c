@@ -191,7 +191,7 @@ int MPIDI_Topo_waitall(MPIDI_Topo_engine_t * e, int n, MPIR_Request ** reqs,
         if (req->kind == MPIR_REQUEST_KIND__RECV)
             MPIR_Process_status(&req->status, errflag);
         mpi_errno = req->status.MPI_ERROR;
-        MPIDI_TOPO_COLL_ERR(mpi_errno, mpi_errno_ret, errflag);
+        MPIR_ERR_COLL_CHECKANDCONT(mpi_errno, *errflag);
         MPIR_Request_free(req);
         reqs[i] = NULL;
     }

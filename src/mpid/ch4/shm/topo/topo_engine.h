@@ -199,15 +199,4 @@ static inline void MPIDI_Topo_node_errflag(MPIDI_Topo_engine_t * e, MPIR_Errflag
         *errflag = MPIR_ERR_OTHER;
 }
 
-/* Accumulate the first communication error of a collective. */
-#define MPIDI_TOPO_COLL_ERR(mpi_errno, mpi_errno_ret, errflag) do {             \
-        if (mpi_errno) {                                                        \
-            *(errflag) = MPIX_ERR_PROC_FAILED == MPIR_ERR_GET_CLASS(mpi_errno) ? \
-                MPIR_ERR_PROC_FAILED : MPIR_ERR_OTHER;                          \
-            MPIR_ERR_SET(mpi_errno, *errflag, "**fail");                      \
-            MPIR_ERR_ADD(mpi_errno_ret, mpi_errno);                             \
-            mpi_errno = MPI_SUCCESS;                                            \
-        }                                                                       \
-    } while (0)
-
 #endif /* TOPO_ENGINE_H_INCLUDED */

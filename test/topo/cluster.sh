@@ -39,7 +39,7 @@ cl() {
     timeout 600 "$top/bench/cluster.sh" --nodes 2 --ppn 2 --rate 1gbit --prefix "$prefix" $opts \
         --counters "$tmp/nic.csv" --timeout 500 mpiexec -n 4 -bind-to core "$@" >"$tmp/out" 2>&1
     rc=$?
-    # (-P puts each row after its progress line's "B:")
+    # (-P, where given, puts each row after its progress line's "B:")
     sed -n -e 's/^[^,]* B://' -e '/^label,/p' -e '/^[^,:]*,\(allgather\|bcast\|allreduce\),/p' \
         "$tmp/out" >"$tmp/rows.csv"
 }
@@ -80,8 +80,11 @@ check "2 namespaces x 2: topo_pipeline/multileader/ring/tree forced, every resul
 
 # 3. cyclic placement (--placement cyclic): ranks 0 and 2 on node0; the
 #    benchmark checks the placement with MPI_COMM_TYPE_SHARED (-p cyclic)
-#    and every result; the default selection across the nodes
-cl --placement cyclic -- $bench -a default -p cyclic -P
+#    and every result; the default selection across the nodes.  (Not -P:
+#    its progress text on stderr shares one stream with the CSV rows; this
+#    check failed once in CI with -P, with intact rows in its last lines,
+#    and passed in 5 runs by hand.)
+cl --placement cyclic -- $bench -a default -p cyclic
 check "--placement cyclic: ranks alternate between the namespaces, default selection right" \
     '[ $rc = 0 ] && [ "$(rows_ok default cyclic)" = 9 ] && ! grep -q "asked for\|fail:" "$tmp/out"'
 

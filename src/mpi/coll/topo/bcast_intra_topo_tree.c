@@ -87,9 +87,7 @@ int MPIR_Topo_bcast_tree(void *buffer, MPI_Aint count, MPI_Datatype datatype, in
              * take the messages in (sink_buf), pass on empty ones marked
              * failed */
             sink = 1;
-            *errflag = MPIR_ERR_OTHER;
-            MPIR_ERR_SET1(mpi_errno_ret, MPI_ERR_NO_MEM, "**topo_staging_nomem",
-                          "**topo_staging_nomem %L", (long long) nbytes);
+            mpi_errno_ret = MPIR_Topo_staging_failed(nbytes, errflag);
         } else if (rank == root) {
             MPI_Aint actual;
             mpi_errno = MPIR_Typerep_pack(buffer, count, datatype, 0, tmp_buf, nbytes, &actual);

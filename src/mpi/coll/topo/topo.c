@@ -134,6 +134,16 @@ void *MPIR_Topo_staging_alloc(MPI_Aint n)
     return MPL_malloc(n, MPL_MEM_COLL);
 }
 
+int MPIR_Topo_staging_failed(MPI_Aint n, MPIR_Errflag_t * errflag)
+{
+    int mpi_errno = MPI_SUCCESS;
+
+    *errflag = MPIR_ERR_OTHER;
+    MPIR_ERR_SET1(mpi_errno, MPI_ERR_NO_MEM, "**topo_staging_nomem", "**topo_staging_nomem %L",
+                  (long long) n);
+    return mpi_errno;
+}
+
 void *MPIR_Topo_sink_alloc(MPIR_Comm * comm, MPI_Aint n)
 {
     void *p = MPL_malloc(MPL_MAX(n, 1), MPL_MEM_COLL);

@@ -42,6 +42,9 @@ typedef struct MPIR_Topo_comm {
  * says so).  A process that gets NULL takes part in the call without data,
  * so that no process waits for it, and the call fails. */
 void *MPIR_Topo_staging_alloc(MPI_Aint n);
+/* Such a process' own error (MPI_ERR_NO_MEM); its sends from then on carry
+ * the error bit (errflag). */
+int MPIR_Topo_staging_failed(MPI_Aint n, MPIR_Errflag_t * errflag);
 /* Scratch of n bytes that such a process receives its messages into, their
  * contents dropped: a message must be taken in whole (a truncated receive
  * breaks libfabric's tcp connections).  Without even that much memory the

@@ -292,13 +292,8 @@ void MPIDI_Topo_tbuf_discard(MPIDI_Topo_tbuf_t * t)
 
 int MPIDI_Topo_staging_failed(MPIDI_Topo_engine_t * e, MPI_Aint n, MPIR_Errflag_t * errflag)
 {
-    int mpi_errno = MPI_SUCCESS;
-
     MPL_atomic_release_store_uint64(e->node_failed, 1);
-    *errflag = MPIR_ERR_OTHER;
-    MPIR_ERR_SET1(mpi_errno, MPI_ERR_NO_MEM, "**topo_staging_nomem", "**topo_staging_nomem %L",
-                  (long long) n);
-    return mpi_errno;
+    return MPIR_Topo_staging_failed(n, errflag);
 }
 
 int MPIDI_Topo_tbuf_pack(const MPIDI_Topo_tbuf_t * t, MPI_Aint off, void *out, MPI_Aint len)

@@ -280,6 +280,22 @@ gen_testlist() {    # device
         echo "topo_persist 3 $pi=tsp_brucks $pb=tsp_scatterv_recexch_allgatherv $pa=tsp_recexch_single_buffer $pr=tsp_ring"
         [ $quick = yes ] || echo "topo_persist 8 $pi=tsp_recexch_doubling $pb=tsp_ring $pa=tsp_recexch_reduce_scatter_recexch_allgatherv $c3b"
     fi
+    # the engine's nonblocking and persistent calls (issue 15): many at once
+    # on several communicators, completed in any order; persistent ones
+    # started thousands of times.  On one node none may fall back; with
+    # emulated nodes a half communicator can have one process per node,
+    # where they must (silent)
+    if [ -f "$top/test/mpi/coll/topo_nb.c" ]; then
+        nbp="env=MPIR_CVAR_IALLGATHER_INTRA_ALGORITHM=topo_pipeline env=MPIR_CVAR_IBCAST_INTRA_ALGORITHM=topo_pipeline env=MPIR_CVAR_IALLREDUCE_INTRA_ALGORITHM=topo_pipeline"
+        fbs="env=MPIR_CVAR_COLLECTIVE_FALLBACK=silent"
+        echo "topo_nb 4 $nbp $fb $bind"
+        echo "topo_nb 3 $nbp $fb $chunk $cma arg=-starts=300"
+        echo "topo_nb 5 $nbp $fbs $c2 $chunk arg=-starts=200"
+        echo "topo_nb 6 $nbp $fbs $c3b $lead2 arg=-starts=200"
+        echo "topo_nb 4 $nbp $fbs $c2 arg=-fresh"
+        echo "topo_nb 4 $nbp $fbs $c2 env=MPIR_CVAR_TOPO_DEBUG_ROUNDS_LEFT=300 arg=-starts=500"
+        echo "topo_nb 4"
+    fi
     if [ -f "$top/test/mpi/coll/topo_stress.c" ]; then
         echo "topo_stress 4 $agp $bcp $arp $c2 $bind $cma"
         echo "topo_stress 5 $agp $bcp $arp $c3b $lead2 $chunk"

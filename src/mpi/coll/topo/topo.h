@@ -7,6 +7,7 @@
 
 #include "topo_logic.h"
 #include "csel_topo.h"
+#include "tsp_impl.h"
 
 /* Per-communicator topology state, built on first use by a topology-aware
  * algorithm and freed with the communicator (MPII_Coll_comm_cleanup). */
@@ -33,6 +34,9 @@ typedef struct MPIR_Topo_comm {
      * it. */
     int internal;
     int busy;
+    /* nonblocking and persistent calls started and not yet finished, in
+     * start order (topo_nb.c) */
+    struct MPIR_Topo_nb *nb_queue;
     /* values of the selection's topology predicates (csel_topo.c) */
     MPIR_Csel_topo_facts_t csel;
 } MPIR_Topo_comm_t;
@@ -95,6 +99,27 @@ void MPIR_Topo_get_my_loc(MPIR_Comm * comm, MPIR_Topo_loc_t * loc);
  * caller falls back (print), or just returns MPI_SUCCESS (silent). */
 int MPIR_Topo_cannot_run(MPIR_Comm * comm, const char *algo, const char *reason);
 
+/* Nonblocking and persistent calls that run a blocking algorithm as a
+ * coroutine (topo_nb.c). */
+typedef struct MPIR_Topo_nb MPIR_Topo_nb_t;
+/* the algorithm: runs on the call's own stack; errflag as for a blocking
+ * collective */
+typedef int (*MPIR_Topo_nb_body_fn) (void *arg, MPIR_Errflag_t * errflag);
+/* Adds to sched a vertex that runs body(arg) after the calls started
+ * before it on comm.  arg is the call's from here on: arg_free(arg) when
+ * the schedule is freed (also on error).  Local. */
+int MPIR_Topo_nb_sched(MPIR_Comm * comm, MPIR_Topo_nb_body_fn body, void *arg,
+                       void (*arg_free) (void *arg), MPIR_TSP_sched_t sched);
+/* Before a blocking call that uses what the queued calls use: runs them to
+ * completion (outside a coroutine; a no-op inside one). */
+int MPIR_Topo_nb_drain(MPIR_Comm * comm);
+/* NULL, or why coroutines cannot be used in this process */
+const char *MPIR_Topo_nb_usable(void);
+/* The coroutine running now (NULL outside one), and how it waits: it
+ * switches back to the progress poll that resumed it. */
+extern MPIR_Topo_nb_t *MPIR_Topo_nb_current;
+void MPIR_Topo_nb_yield(void);
+
 /* The algorithms that run without the engine; their MPIR entries
  * (MPIR_Allgather_intra_topo_ring, MPIR_Bcast_intra_topo_tree) are in
  * topo_entry.c. */
@@ -122,6 +147,9 @@ typedef struct {
     int has_result;
 } MPIR_Topo_basic_t;
 
+/* The predefined type a datatype is made of, pair types (MPI_DOUBLE_INT,
+ * ...) included; MPI_DATATYPE_NULL when it mixes several. */
+MPI_Datatype MPIR_Topo_element_type(MPI_Datatype dt);
 int MPIR_Topo_basic_start(const void *sendbuf, void *recvbuf, MPI_Aint count,
                           MPI_Datatype datatype, int has_result, MPIR_Topo_basic_t * b);
 /* Copies the result back (unless mpi_errno says the call failed) and frees;

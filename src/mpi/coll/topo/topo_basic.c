@@ -21,9 +21,7 @@
  * stay with algorithms that call them with the call's datatype, as MPI
  * requires. */
 
-/* The predefined type a datatype is made of, pair types (MPI_DOUBLE_INT,
- * ...) included; MPI_DATATYPE_NULL when it mixes several. */
-static MPI_Datatype element_type(MPI_Datatype dt)
+MPI_Datatype MPIR_Topo_element_type(MPI_Datatype dt)
 {
     MPIR_Datatype *p;
 
@@ -40,7 +38,7 @@ int MPIR_Topo_basic_start(const void *sendbuf, void *recvbuf, MPI_Aint count,
 {
     int mpi_errno = MPI_SUCCESS, contig;
     MPI_Aint size, extent, true_lb, true_extent, esize, eextent;
-    MPI_Datatype et = element_type(datatype);
+    MPI_Datatype et = MPIR_Topo_element_type(datatype);
 
     b->tmp = NULL;
     b->user_recvbuf = recvbuf;

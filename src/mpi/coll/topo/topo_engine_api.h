@@ -24,4 +24,12 @@ int MPIDI_Topo_reduce_pipeline(const void *sendbuf, void *recvbuf, MPI_Aint coun
                                const char **why_not, MPIR_Errflag_t * errflag);
 int MPIDI_Topo_barrier_flags(MPIR_Comm * comm, const char **why_not, MPIR_Errflag_t * errflag);
 
+/* Whether a nonblocking or persistent call can run the engine on comm:
+ * NULL, or why not (the same on every member).  setup: a persistent
+ * call's init, which may communicate, sets the engine up if it is not;
+ * a nonblocking call only uses one that is (0).  *mpi_errno: an error of
+ * that setup. */
+const char *MPIDI_Topo_engine_nb_why_not(MPIR_Comm * comm, int setup, int *mpi_errno,
+                                         MPIR_Errflag_t * errflag);
+
 #endif /* TOPO_ENGINE_API_H_INCLUDED */

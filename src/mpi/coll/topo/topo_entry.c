@@ -6,6 +6,7 @@
 #include "coll_trace.h"
 #include "topo.h"
 #include "topo_engine_api.h"
+#include "gentran_types.h"
 
 /* The MPIR entry of every topology-aware algorithm, the functions that
  * MPICH's selection (CVARs, csel tuning files) calls.  Each algorithm is
@@ -439,4 +440,185 @@ int MPIR_Barrier_intra_topo_flags(MPIR_Comm * comm_ptr, MPIR_Errflag_t * errflag
 {
     MPIR_Topo_args_t a = {.datatype = MPI_DATATYPE_NULL,.comm = comm_ptr };
     return topo_entry(&topo_algos[TOPO_BARRIER_FLAGS], &a, errflag);
+}
+
+/* ---- nonblocking and persistent: topo_pipeline --------------------------
+ *
+ * MPI_Iallgather, MPI_Ibcast and MPI_Iallreduce (and their _init) run the
+ * blocking engine algorithm above, unchanged, as a coroutine in a gentran
+ * schedule (topo_nb.c).  Everything that depends on the call's arguments
+ * alone is decided when the schedule is built: whether the engine can run
+ * (else the schedule gets MPICH's own nonblocking algorithm, as
+ * MPIR_CVAR_COLLECTIVE_FALLBACK says), and for a persistent call, the
+ * engine's setup (communicators, node segment), which its init may do
+ * since it may communicate.  Each start then only runs the rounds. */
+
+typedef int (*MPIR_Topo_stock_sched_fn) (const MPIR_Topo_args_t * a, MPIR_TSP_sched_t sched);
+
+typedef struct MPIR_Topo_nb_algo {
+    const char *coll;           /* "iallreduce": for the trace */
+    const char *fn;             /* the MPIR name, for errors */
+    int blocking;               /* the topo_algos[] entry it runs */
+    /* NULL, or why the engine would not run these arguments (what the
+     * algorithm checks before it communicates) */
+    const char *(*why_not) (const MPIR_Topo_args_t * a);
+    const char *stock_name;
+    MPIR_Topo_stock_sched_fn stock;
+} MPIR_Topo_nb_algo_t;
+
+typedef struct {
+    const MPIR_Topo_algo_t *algo;
+    MPIR_Topo_args_t a;
+} topo_nb_call_t;
+
+#ifdef MPIR_TOPO_HAVE_ENGINE
+/* the call holds its datatypes, as MPICH's schedules do: the user may free
+ * them as soon as the call is started */
+static void topo_nb_call_free(void *arg)
+{
+    topo_nb_call_t *call = arg;
+
+    MPIR_Datatype_release_if_not_builtin(call->a.datatype);
+    if (call->a.sendtype != MPI_DATATYPE_NULL)
+        MPIR_Datatype_release_if_not_builtin(call->a.sendtype);
+    MPL_free(call);
+}
+
+static int topo_nb_body(void *arg, MPIR_Errflag_t * errflag)
+{
+    topo_nb_call_t *call = arg;
+    const char *why_not = NULL;
+    int mpi_errno = call->algo->run(&call->a, &why_not, errflag);
+
+    /* the schedule was built after the same checks: not expected */
+    if (mpi_errno == MPI_SUCCESS && why_not)
+        MPIR_ERR_SET2(mpi_errno, MPI_ERR_OTHER, "**topo_cannot_run", "**topo_cannot_run %s %s",
+                      call->algo->fn, why_not);
+    return mpi_errno;
+}
+#endif
+
+static int topo_nb_sched(const MPIR_Topo_nb_algo_t * nb, const MPIR_Topo_args_t * a,
+                         MPIR_TSP_sched_t sched)
+{
+    int mpi_errno = MPI_SUCCESS;
+    const char *why_not = NULL;
+    MPIR_Comm *comm = a->comm;
+    MPIR_Errflag_t errflag = MPIR_ERR_NONE;
+
+    if (MPIR_TOPO_STEP_ASIDE(comm))
+        goto stock;
+#ifdef MPIR_TOPO_HAVE_ENGINE
+    {
+        int persistent = ((MPII_Genutil_sched_t *) sched)->is_persistent;
+        topo_nb_call_t *call;
+
+        /* (alone on its communicator, a call copies locally: no engine) */
+        if (comm->local_size > 1)
+            why_not = MPIDI_Topo_engine_nb_why_not(comm, persistent, &mpi_errno, &errflag);
+        MPIR_ERR_CHECK(mpi_errno);
+        if (why_not == NULL && nb->why_not)
+            why_not = nb->why_not(a);
+        if (why_not)
+            goto cannot_run;
+        call = MPL_malloc(sizeof(*call), MPL_MEM_COLL);
+        MPIR_ERR_CHKANDJUMP(call == NULL, mpi_errno, MPI_ERR_NO_MEM, "**nomem");
+        call->algo = &topo_algos[nb->blocking];
+        call->a = *a;
+        MPIR_Datatype_add_ref_if_not_builtin(a->datatype);
+        if (a->sendtype != MPI_DATATYPE_NULL)
+            MPIR_Datatype_add_ref_if_not_builtin(a->sendtype);
+        return MPIR_Topo_nb_sched(comm, topo_nb_body, call, topo_nb_call_free, sched);
+    }
+#else
+    why_not = "MPICH was built without CH4 shared memory (configure --with-ch4-shmmods=posix)";
+#endif
+
+  cannot_run:
+    mpi_errno = MPIR_Topo_cannot_run(comm, nb->fn, why_not);
+    MPIR_ERR_CHECK(mpi_errno);
+  stock:
+    MPIR_COLL_TRACE_REDIRECT(comm, nb->coll, "topo_pipeline", nb->stock_name,
+                             why_not ? "fallback" : "inside", a->count, a->datatype);
+    mpi_errno = nb->stock(a, sched);
+
+  fn_exit:
+    return mpi_errno;
+  fn_fail:
+    goto fn_exit;
+}
+
+static int iallgather_stock(const MPIR_Topo_args_t * a, MPIR_TSP_sched_t sched)
+{
+    return MPIR_TSP_Iallgather_sched_intra_brucks(a->sendbuf, a->sendcount, a->sendtype,
+                                                  a->recvbuf, a->count, a->datatype, a->comm,
+                                                  MPIR_CVAR_IALLGATHER_BRUCKS_KVAL, sched);
+}
+
+static int ibcast_stock(const MPIR_Topo_args_t * a, MPIR_TSP_sched_t sched)
+{
+    return MPIR_TSP_Ibcast_sched_intra_tree(a->recvbuf, a->count, a->datatype, a->root, a->comm,
+                                            MPIR_Ibcast_tree_type, MPIR_CVAR_IBCAST_TREE_KVAL,
+                                            MPIR_CVAR_IBCAST_TREE_PIPELINE_CHUNK_SIZE, sched);
+}
+
+static int iallreduce_stock(const MPIR_Topo_args_t * a, MPIR_TSP_sched_t sched)
+{
+    return MPIR_TSP_Iallreduce_sched_intra_recexch(a->sendbuf, a->recvbuf, a->count,
+                                                   a->datatype, a->op, a->comm,
+                                                   MPIR_IALLREDUCE_RECEXCH_TYPE_MULTIPLE_BUFFER,
+                                                   MPIR_CVAR_IALLREDUCE_RECEXCH_KVAL, sched);
+}
+
+/* what MPIDI_Topo_allreduce_pipeline checks before it communicates */
+static const char *iallreduce_why_not(const MPIR_Topo_args_t * a)
+{
+    if (a->count > 0 && !HANDLE_IS_BUILTIN(a->op))
+        return "the operation is user-defined (MPI calls it with the call's datatype, "
+            "which the packed shared-memory slices do not keep)";
+    if (a->count > 0 && MPIR_Topo_element_type(a->datatype) == MPI_DATATYPE_NULL)
+        return "the datatype is not made of one predefined type";
+    return NULL;
+}
+
+static const MPIR_Topo_nb_algo_t topo_nb_algos[] = {
+    {"iallgather", "MPIR_Iallgather_intra_topo_pipeline", TOPO_ALLGATHER_PIPELINE, NULL,
+     "tsp_brucks", iallgather_stock},
+    {"ibcast", "MPIR_Ibcast_intra_topo_pipeline", TOPO_BCAST_PIPELINE, NULL,
+     "tsp_tree", ibcast_stock},
+    {"iallreduce", "MPIR_Iallreduce_intra_topo_pipeline", TOPO_ALLREDUCE_PIPELINE,
+     iallreduce_why_not, "tsp_recexch_multiple_buffer", iallreduce_stock},
+};
+
+int MPIR_TSP_Iallgather_sched_intra_topo_pipeline(const void *sendbuf, MPI_Aint sendcount,
+                                                  MPI_Datatype sendtype, void *recvbuf,
+                                                  MPI_Aint recvcount, MPI_Datatype recvtype,
+                                                  MPIR_Comm * comm_ptr, MPIR_TSP_sched_t sched)
+{
+    MPIR_Topo_args_t a = {
+        .sendbuf = sendbuf,.recvbuf = recvbuf,.count = recvcount,.datatype = recvtype,
+        .sendcount = sendcount,.sendtype = sendtype,.comm = comm_ptr
+    };
+    return topo_nb_sched(&topo_nb_algos[0], &a, sched);
+}
+
+int MPIR_TSP_Ibcast_sched_intra_topo_pipeline(void *buffer, MPI_Aint count,
+                                              MPI_Datatype datatype, int root,
+                                              MPIR_Comm * comm_ptr, MPIR_TSP_sched_t sched)
+{
+    MPIR_Topo_args_t a = {.recvbuf = buffer,.count = count,.datatype = datatype,.root = root,
+        .sendtype = MPI_DATATYPE_NULL,.comm = comm_ptr
+    };
+    return topo_nb_sched(&topo_nb_algos[1], &a, sched);
+}
+
+int MPIR_TSP_Iallreduce_sched_intra_topo_pipeline(const void *sendbuf, void *recvbuf,
+                                                  MPI_Aint count, MPI_Datatype datatype,
+                                                  MPI_Op op, MPIR_Comm * comm_ptr,
+                                                  MPIR_TSP_sched_t sched)
+{
+    MPIR_Topo_args_t a = {.sendbuf = sendbuf,.recvbuf = recvbuf,.count = count,
+        .datatype = datatype,.op = op,.sendtype = MPI_DATATYPE_NULL,.comm = comm_ptr
+    };
+    return topo_nb_sched(&topo_nb_algos[2], &a, sched);
 }

@@ -13,9 +13,19 @@
 extern int MPIDI_yield_when_idle;
 int MPIDI_yield_when_idle_resolve(void);
 
+/* Inside a nonblocking collective's coroutine (src/mpi/coll/topo/topo_nb.c),
+ * an idle poll gives the processor back to the progress poll that resumed
+ * it instead, so that MPICH's blocking calls there do not block the
+ * process. */
+struct MPIR_Topo_nb;
+extern struct MPIR_Topo_nb *MPIR_Topo_nb_current;
+void MPIR_Topo_nb_yield(void);
+
 #define MPIDI_IDLE_YIELD()                                              \
     do {                                                                \
-        if (unlikely(MPIDI_yield_when_idle != 0) &&                     \
+        if (unlikely(MPIR_Topo_nb_current != NULL))                     \
+            MPIR_Topo_nb_yield();                                       \
+        else if (unlikely(MPIDI_yield_when_idle != 0) &&                \
             (MPIDI_yield_when_idle > 0 || MPIDI_yield_when_idle_resolve())) \
             sched_yield();                                              \
     } while (0)

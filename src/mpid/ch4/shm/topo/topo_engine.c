@@ -144,6 +144,12 @@ cvars:
 
 int MPIDI_Topo_pause(MPIDI_Topo_engine_t * e, unsigned spins)
 {
+    if (MPIR_Topo_nb_current) {
+        /* a nonblocking call: the progress poll that resumed it polls the
+         * netmod, and the rest of the process runs meanwhile */
+        MPIR_Topo_nb_yield();
+        return e->node_failed && MPL_atomic_acquire_load_uint64(e->node_failed) != 0;
+    }
     MPID_Progress_test(NULL);
 #if MPICH_THREAD_GRANULARITY == MPICH_THREAD_GRANULARITY__GLOBAL
     /* as MPID_Progress_wait: another thread may be the one to make the
@@ -645,6 +651,9 @@ int MPIDI_Topo_engine_get(MPIR_Comm * comm, MPIDI_Topo_engine_t ** e_out,
     MPIR_Topo_comm_t *topo;
     MPIDI_Topo_engine_t *e;
 
+    /* nonblocking calls started before this one take their rounds first */
+    mpi_errno = MPIR_Topo_nb_drain(comm);
+    MPIR_ERR_CHECK(mpi_errno);
     if (comm->topo && comm->topo->engine) {
         *e_out = comm->topo->engine;
         return MPI_SUCCESS;
@@ -688,4 +697,30 @@ int MPIDI_Topo_engine_get(MPIR_Comm * comm, MPIDI_Topo_engine_t ** e_out,
     return mpi_errno;
   fn_fail:
     goto fn_exit;
+}
+
+const char *MPIDI_Topo_engine_nb_why_not(MPIR_Comm * comm, int setup, int *mpi_errno,
+                                         MPIR_Errflag_t * errflag)
+{
+    MPIDI_Topo_engine_t *e = NULL;
+    const char *why_not = MPIR_Topo_nb_usable();
+
+    *mpi_errno = MPI_SUCCESS;
+    if (why_not)
+        return why_not;
+    if (setup)
+        *mpi_errno = MPIDI_Topo_engine_get(comm, &e, errflag);
+    else if (comm->topo)
+        e = comm->topo->engine;
+    if (*mpi_errno)
+        return NULL;
+    if (e == NULL)
+        return "the engine is not set up on this communicator yet (a blocking collective "
+            "that uses it, or a persistent one's init, sets it up)";
+    if (e->why_not)
+        return e->why_not;
+    if (e->flat)
+        return "one process per node (the network step alone: MPICH's own nonblocking "
+            "algorithms are that)";
+    return NULL;
 }

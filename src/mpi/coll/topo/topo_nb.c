@@ -58,6 +58,65 @@ cvars:
 === END_MPI_T_CVAR_INFO_BLOCK ===
 */
 
+/* Switching stacks.  glibc's swapcontext saves and restores the signal
+ * mask, two system calls per switch, and a call waiting on its peers
+ * switches twice per progress poll: on x86-64 a switch saves just what the
+ * ABI says a call preserves (callee-saved registers, the SSE and x87
+ * control words) and swaps the stack pointer; elsewhere ucontext. */
+#if defined(__x86_64__) && defined(__ELF__) && defined(__GNUC__)
+#define MPIR_TOPO_NB_FAST_SWITCH 1
+/* saves the registers on this stack, stores its pointer in *save, and
+ * resumes the stack at `to`, where an earlier nb_switch (or nb_frame) left
+ * them */
+void MPIR_Topo_nb_switch(void **save, void *to);
+__asm__(".text\n"
+        ".globl MPIR_Topo_nb_switch\n"
+        ".hidden MPIR_Topo_nb_switch\n"
+        ".type MPIR_Topo_nb_switch, @function\n"
+        "MPIR_Topo_nb_switch:\n"
+        "    pushq %rbp\n"
+        "    pushq %rbx\n"
+        "    pushq %r12\n"
+        "    pushq %r13\n"
+        "    pushq %r14\n"
+        "    pushq %r15\n"
+        "    subq $8, %rsp\n"
+        "    stmxcsr (%rsp)\n"
+        "    fnstcw 4(%rsp)\n"
+        "    movq %rsp, (%rdi)\n"
+        "    movq %rsi, %rsp\n"
+        "    ldmxcsr (%rsp)\n"
+        "    fldcw 4(%rsp)\n"
+        "    addq $8, %rsp\n"
+        "    popq %r15\n"
+        "    popq %r14\n"
+        "    popq %r13\n"
+        "    popq %r12\n"
+        "    popq %rbx\n"
+        "    popq %rbp\n"
+        "    ret\n"
+        ".size MPIR_Topo_nb_switch, .-MPIR_Topo_nb_switch\n");
+
+/* A new stack whose first nb_switch "returns" into entry, with the stack
+ * aligned as at a function's entry and this thread's control words */
+static void *nb_frame(char *top, void (*entry) (void))
+{
+    uint64_t *sp = (uint64_t *) ((uintptr_t) top & ~(uintptr_t) 15) - 9;
+    uint32_t mxcsr;
+    uint16_t fpcw;
+
+    __asm__ volatile ("stmxcsr %0":"=m" (mxcsr));
+    __asm__ volatile ("fnstcw %0":"=m" (fpcw));
+    memset(sp, 0, 9 * sizeof(uint64_t));
+    memcpy(sp, &mxcsr, 4);
+    memcpy((char *) sp + 4, &fpcw, 2);
+    sp[7] = (uint64_t) (uintptr_t) entry;       /* after 6 registers */
+    return sp;
+}
+#else
+#define MPIR_TOPO_NB_FAST_SWITCH 0
+#endif
+
 typedef enum {
     NB_IDLE,                    /* built, or finished and not started again */
     NB_QUEUED,                  /* started: waits for the calls before it */
@@ -73,7 +132,11 @@ struct MPIR_Topo_nb {
     void (*arg_free) (void *arg);
     nb_state_t state;
     int mpi_errno;              /* the body's last return */
+#if MPIR_TOPO_NB_FAST_SWITCH
+    void *sp, *caller_sp;       /* saved stack pointers (nb_switch) */
+#else
     ucontext_t ctx, caller;
+#endif
     char *stack;                /* guard page, then stack_size bytes */
     size_t stack_size;
     unsigned valgrind_id;
@@ -97,28 +160,47 @@ static void nb_trampoline(void)
     if (op->mpi_errno == MPI_SUCCESS && errflag != MPIR_ERR_NONE)
         MPIR_ERR_SET(op->mpi_errno, errflag, "**coll_fail");
     op->state = NB_DONE;
-    /* returning switches to op->caller (uc_link) */
+#if MPIR_TOPO_NB_FAST_SWITCH
+    /* for good: a finished call is started again on a fresh frame */
+    MPIR_Topo_nb_current = NULL;
+    MPIR_Topo_nb_switch(&op->sp, op->caller_sp);
+#endif
+    /* (ucontext: returning switches to op->caller, uc_link) */
 }
 
-/* The stack is mapped when the call is built, so that a start cannot fail
+/* Stacks of finished nonblocking calls, kept for the next ones: mapping,
+ * guarding and faulting in a fresh stack costs tens of microseconds, more
+ * than a small call.  (A stack's first word links it here.) */
+#define NB_STACK_CACHE 16
+static void *stack_cache;
+static int stack_cache_n;
+static size_t stack_cache_size;
+
+/* The stack is taken when the call is built, so that a start cannot fail
  * on one process alone (its peers would wait for it) */
 static int nb_stack_alloc(MPIR_Topo_nb_t * op)
 {
     int mpi_errno = MPI_SUCCESS;
     size_t guard = page_size();
     size_t size = MPL_MAX((size_t) MPIR_CVAR_TOPO_NB_STACK_SIZE, 16 * guard);
-    void *p;
+    char *p;
 
     size = (size + guard - 1) / guard * guard;
-    p = mmap(NULL, size + guard, PROT_READ | PROT_WRITE,
-             MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-    MPIR_ERR_CHKANDJUMP(p == MAP_FAILED, mpi_errno, MPI_ERR_NO_MEM, "**nomem");
-    /* the stack grows down towards the guard page */
-    (void) mprotect(p, guard, PROT_NONE);
+    if (stack_cache && stack_cache_size == size) {
+        p = stack_cache;
+        memcpy(&stack_cache, p + guard, sizeof(void *));
+        stack_cache_n--;
+    } else {
+        p = mmap(NULL, size + guard, PROT_READ | PROT_WRITE,
+                 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+        MPIR_ERR_CHKANDJUMP(p == MAP_FAILED, mpi_errno, MPI_ERR_NO_MEM, "**nomem");
+        /* the stack grows down towards the guard page */
+        (void) mprotect(p, guard, PROT_NONE);
+    }
     op->stack = p;
     op->stack_size = size;
 #ifdef MPIR_TOPO_HAVE_VALGRIND_H
-    op->valgrind_id = VALGRIND_STACK_REGISTER((char *) p + guard, (char *) p + guard + size);
+    op->valgrind_id = VALGRIND_STACK_REGISTER(p + guard, p + guard + size);
 #endif
   fn_exit:
     return mpi_errno;
@@ -126,13 +208,36 @@ static int nb_stack_alloc(MPIR_Topo_nb_t * op)
     goto fn_exit;
 }
 
+static void nb_stack_free(MPIR_Topo_nb_t * op)
+{
+    size_t guard = page_size();
+
+#ifdef MPIR_TOPO_HAVE_VALGRIND_H
+    VALGRIND_STACK_DEREGISTER(op->valgrind_id);
+#endif
+    if (stack_cache_n < NB_STACK_CACHE &&
+        (stack_cache == NULL || stack_cache_size == op->stack_size)) {
+        memcpy(op->stack + guard, &stack_cache, sizeof(void *));
+        stack_cache = op->stack;
+        stack_cache_size = op->stack_size;
+        stack_cache_n++;
+    } else {
+        munmap(op->stack, op->stack_size + guard);
+    }
+    op->stack = NULL;
+}
+
 static void nb_start(MPIR_Topo_nb_t * op)
 {
+#if MPIR_TOPO_NB_FAST_SWITCH
+    op->sp = nb_frame(op->stack + page_size() + op->stack_size, nb_trampoline);
+#else
     getcontext(&op->ctx);
     op->ctx.uc_stack.ss_sp = op->stack + page_size();
     op->ctx.uc_stack.ss_size = op->stack_size;
     op->ctx.uc_link = &op->caller;
     makecontext(&op->ctx, nb_trampoline, 0);
+#endif
     op->state = NB_RUNNING;
 }
 
@@ -142,7 +247,11 @@ void MPIR_Topo_nb_yield(void)
 
     MPIR_Assert(op != NULL);
     MPIR_Topo_nb_current = NULL;
+#if MPIR_TOPO_NB_FAST_SWITCH
+    MPIR_Topo_nb_switch(&op->sp, op->caller_sp);
+#else
     swapcontext(&op->ctx, &op->caller);
+#endif
     MPIR_Topo_nb_current = op;
 }
 
@@ -152,7 +261,11 @@ static void nb_resume(MPIR_Topo_nb_t * op)
     if (op->state == NB_QUEUED)
         nb_start(op);
     MPIR_Topo_nb_current = op;
+#if MPIR_TOPO_NB_FAST_SWITCH
+    MPIR_Topo_nb_switch(&op->caller_sp, op->sp);
+#else
     swapcontext(&op->caller, &op->ctx);
+#endif
     MPIR_Topo_nb_current = NULL;
 }
 
@@ -206,12 +319,8 @@ static int nb_free(void *data)
 {
     MPIR_Topo_nb_t *op = data;
 
-    if (op->stack) {
-#ifdef MPIR_TOPO_HAVE_VALGRIND_H
-        VALGRIND_STACK_DEREGISTER(op->valgrind_id);
-#endif
-        munmap(op->stack, op->stack_size + page_size());
-    }
+    if (op->stack)
+        nb_stack_free(op);
     op->arg_free(op->arg);
     MPIR_Comm_release(op->comm);
     MPL_free(op);

@@ -30,7 +30,10 @@
  *                     rank R: allgather: error class K") and on every
  *                     process that depends on R's data, never with wrong
  *                     data reported as success ("success with wrong
- *                     data"); a stock collective still works afterwards. */
+ *                     data"); a stock collective still works afterwards.
+ *                     "fault staging BYTES nb": the same as MPI_Iallgather
+ *                     and MPI_Ibcast then MPI_Wait, after a persistent
+ *                     init that sets the engine up on each duplicate. */
 
 #include "mpi.h"
 #include <linux/capability.h>
@@ -79,6 +82,7 @@ int main(int argc, char **argv)
         int n = (int) (m / sizeof(int)), *ag = malloc(2 * sizeof(int) * n * size);
         int *bc = malloc(2 * sizeof(int) * n);
         long sum = 0;
+        int nb = argc > 3 && strcmp(argv[3], "nb") == 0;
         MPI_Datatype vec, strided;
         MPI_Comm c1, c2;
         MPI_Type_vector(n, 1, 2, MPI_INT, &vec);
@@ -96,14 +100,37 @@ int main(int argc, char **argv)
                 ag[i] = -1;
             for (int i = 0; i < 2 * n; i++)
                 bc[i] = rank == 0 ? i : -1;
+            if (nb) {
+                MPI_Request req;
+                if (c == 0)
+                    MPI_Allgather_init(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, ag, 1, strided, comm,
+                                       MPI_INFO_NULL, &req);
+                else
+                    MPI_Bcast_init(bc, 1, strided, 0, comm, MPI_INFO_NULL, &req);
+                MPI_Request_free(&req);
+            }
             if (c == 0) {
                 /* my block: ints 2n.rank, 2n.rank + 2, ...; IN_PLACE */
                 for (int i = 0; i < n; i++)
                     ag[2 * n * rank + 2 * i] = rank * n + i;
-                err = MPI_Allgather(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, ag, 1, strided, comm);
+                if (nb) {
+                    MPI_Request req;
+                    err = MPI_Iallgather(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, ag, 1, strided, comm,
+                                         &req);
+                    if (err == MPI_SUCCESS)
+                        err = MPI_Wait(&req, MPI_STATUS_IGNORE);
+                } else
+                    err = MPI_Allgather(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, ag, 1, strided, comm);
                 for (int q = 0; q < size && err == MPI_SUCCESS; q++)
                     for (int i = 0; i < n; i++)
                         bad |= ag[2 * n * q + 2 * i] != q * n + i;
+            } else if (nb) {
+                MPI_Request req;
+                err = MPI_Ibcast(bc, 1, strided, 0, comm, &req);
+                if (err == MPI_SUCCESS)
+                    err = MPI_Wait(&req, MPI_STATUS_IGNORE);
+                for (int i = 0; i < n && err == MPI_SUCCESS; i++)
+                    bad |= bc[2 * i] != 2 * i;
             } else {
                 err = MPI_Bcast(bc, 1, strided, 0, comm);
                 for (int i = 0; i < n && err == MPI_SUCCESS; i++)

@@ -100,6 +100,21 @@ for v in "1 1 seg" "2 1 seg" "2 1 cma" "2 0 cma"; do
          [ "$nbcerr" -ge "$wantbc" ] && ! grep -q "wrong data" "$tmp/out" &&
          grep -q "^fault: afterwards a reduce works" "$tmp/out"'
 done
+# the same through the nonblocking calls (the engine set up by a persistent
+# init): the failing process' own error reaches its request whole (class
+# 34), the others' requests fail, nobody waits
+for cl in 1 2; do
+    run MPIR_CVAR_IALLGATHER_INTRA_ALGORITHM=topo_pipeline \
+        MPIR_CVAR_IBCAST_INTRA_ALGORITHM=topo_pipeline MPIR_CVAR_COLLECTIVE_FALLBACK=error \
+        MPIR_CVAR_TOPO_DEBUG_STAGING_NOMEM=1 MPIR_CVAR_TOPO_LEADERS_PER_NODE=2 \
+        MPIR_CVAR_NUM_CLIQUES=$cl MPIR_CVAR_CLIQUES_BY_BLOCK=1 4 "$tmp/fault" staging 65536 nb
+    nown=$(grep -c "^fault: rank 1: [a-z]*: error class 34$" "$tmp/out")
+    nag=$(grep -c '^fault: rank [0-3]: allgather: error class' "$tmp/out")
+    nbc=$(grep -c '^fault: rank [0-3]: bcast: ' "$tmp/out")
+    check "staging copy fails on rank 1 ($cl node(s), nonblocking): errors where its data goes, no hang, no wrong data" \
+        '[ "$rc" = 0 ] && [ "$nown" = 2 ] && [ "$nag" = 4 ] && [ "$nbc" = 4 ] &&
+         ! grep -q "wrong data" "$tmp/out" && grep -q "^fault: afterwards a reduce works" "$tmp/out"'
+done
 # topo_tree's bcast (rank 0, the root, without its copy: every process
 # errs); topo_ring's allgather stages nothing and must still be right
 for bad in 0 1; do

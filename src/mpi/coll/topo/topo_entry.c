@@ -525,9 +525,12 @@ static int topo_nb_sched(const MPIR_Topo_nb_algo_t * nb, const MPIR_Topo_args_t 
         MPIR_ERR_CHKANDJUMP(call == NULL, mpi_errno, MPI_ERR_NO_MEM, "**nomem");
         call->algo = &topo_algos[nb->blocking];
         call->a = *a;
+        /* (with MPI_IN_PLACE, sendtype is whatever the caller passed) */
+        if (a->sendbuf == MPI_IN_PLACE)
+            call->a.sendtype = MPI_DATATYPE_NULL;
         MPIR_Datatype_add_ref_if_not_builtin(a->datatype);
-        if (a->sendtype != MPI_DATATYPE_NULL)
-            MPIR_Datatype_add_ref_if_not_builtin(a->sendtype);
+        if (call->a.sendtype != MPI_DATATYPE_NULL)
+            MPIR_Datatype_add_ref_if_not_builtin(call->a.sendtype);
         return MPIR_Topo_nb_sched(comm, topo_nb_body, call, topo_nb_call_free, sched);
     }
 #else

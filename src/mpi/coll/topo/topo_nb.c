@@ -4,6 +4,7 @@
 
 #include "mpiimpl.h"
 #include "topo.h"
+#include "gentran_types.h"
 #include <ucontext.h>
 #include <sys/mman.h>
 
@@ -127,6 +128,7 @@ typedef enum {
 struct MPIR_Topo_nb {
     struct MPIR_Topo_nb *next;  /* in the communicator's queue */
     MPIR_Comm *comm;            /* a reference, dropped at free */
+    MPII_Genutil_sched_t *sched;        /* the schedule it is a vertex of */
     MPIR_Topo_nb_body_fn body;
     void *arg;                  /* owned: freed with the call (arg_free) */
     void (*arg_free) (void *arg);
@@ -327,12 +329,15 @@ static int nb_free(void *data)
     return MPI_SUCCESS;
 }
 
-/* after the vertex: the body's error becomes the request's (gentran marks
- * the request failed when a callback returns an error) */
+/* after the vertex: the body's error becomes the request's, whole (a
+ * callback's error would reach it only as "**comm", MPI_ERR_OTHER) */
 static int nb_result(MPIR_Comm * comm, int tag, void *data)
 {
     MPIR_Topo_nb_t *op = data;
-    return op->mpi_errno;
+
+    if (op->mpi_errno)
+        op->sched->req->status.MPI_ERROR = op->mpi_errno;
+    return MPI_SUCCESS;
 }
 
 int MPIR_Topo_nb_sched(MPIR_Comm * comm, MPIR_Topo_nb_body_fn body, void *arg,
@@ -352,6 +357,7 @@ int MPIR_Topo_nb_sched(MPIR_Comm * comm, MPIR_Topo_nb_body_fn body, void *arg,
         MPIR_ERR_SETANDJUMP(mpi_errno, MPI_ERR_OTHER, "**nomem");
     }
     op->comm = comm;
+    op->sched = sched;
     MPIR_Comm_add_ref(comm);
     op->body = body;
     op->arg = arg;

@@ -54,7 +54,9 @@ fi
 
 # 4. MPI_T: the counter of the forced algorithm grows by the number of calls
 #    (counting is on while MPIR_CVAR_COLL_TRACE is set)
-for c in allgather bcast allreduce; do
+#    (nonblocking: after a persistent init has set the engine up, each call
+#    is ours, none a fallback)
+for c in allgather bcast allreduce iallgather ibcast iallreduce; do
     C=$(echo $c | tr a-z A-Z)
     env MPIR_CVAR_COLL_TRACE=1 "MPIR_CVAR_${C}_INTRA_ALGORITHM=topo_pipeline" \
         MPIR_CVAR_COLLECTIVE_FALLBACK=error timeout 300 "$mpiexec" -n 4 "$tmp/trace_pvar" $c 7 \

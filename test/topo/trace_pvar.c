@@ -5,7 +5,8 @@
 /* Reads the MPI_T counter coll_algorithm_calls_<COLL> around N calls of
  * COLL and prints "pvar <algorithm> <calls>" for every algorithm whose count
  * changed, naming the entries through the pvar's enumeration.
- *   trace_pvar allgather|bcast|allreduce N */
+ *   trace_pvar [i]allgather|[i]bcast|[i]allreduce N  (nonblocking: MPI_I<coll>
+ *   then MPI_Wait, after one persistent init that sets the engine up) */
 
 #include <mpi.h>
 #include <stdio.h>
@@ -29,7 +30,7 @@ int main(int argc, char **argv)
     int buf[64], out[64 * 64];
 
     if (argc != 3) {
-        fprintf(stderr, "usage: trace_pvar allgather|bcast|allreduce N\n");
+        fprintf(stderr, "usage: trace_pvar [i]allgather|[i]bcast|[i]allreduce N\n");
         return 2;
     }
     ncalls = atoi(argv[2]);
@@ -53,6 +54,21 @@ int main(int argc, char **argv)
         if (en == MPI_T_ENUM_NULL || dt != MPI_UNSIGNED_LONG_LONG)
             fail("pvar without an enumeration or of an unexpected type", 0);
     }
+    if (argv[1][0] == 'i') {
+        /* a nonblocking call uses the engine once it is set up on the
+         * communicator: a persistent call's init sets it up (and counts
+         * once, before the counters are read) */
+        MPI_Request req;
+        if (!strcmp(argv[1], "iallgather"))
+            MPI_Allgather_init(buf, 64, MPI_INT, out, 64, MPI_INT, MPI_COMM_WORLD, MPI_INFO_NULL,
+                               &req);
+        else if (!strcmp(argv[1], "ibcast"))
+            MPI_Bcast_init(buf, 64, MPI_INT, 0, MPI_COMM_WORLD, MPI_INFO_NULL, &req);
+        else
+            MPI_Allreduce_init(buf, out, 64, MPI_INT, MPI_SUM, MPI_COMM_WORLD, MPI_INFO_NULL,
+                               &req);
+        MPI_Request_free(&req);
+    }
     MPI_T_pvar_session_create(&session);
     if ((err = MPI_T_pvar_handle_alloc(session, idx, NULL, &handle, &count)) != MPI_SUCCESS)
         fail("MPI_T_pvar_handle_alloc", err);
@@ -63,12 +79,20 @@ int main(int argc, char **argv)
     for (int i = 0; i < 64; i++)
         buf[i] = rank + i;
     for (int i = 0; i < ncalls; i++) {
+        MPI_Request req = MPI_REQUEST_NULL;
         if (!strcmp(argv[1], "allgather"))
             MPI_Allgather(buf, 64, MPI_INT, out, 64, MPI_INT, MPI_COMM_WORLD);
         else if (!strcmp(argv[1], "bcast"))
             MPI_Bcast(buf, 64, MPI_INT, 0, MPI_COMM_WORLD);
-        else
+        else if (!strcmp(argv[1], "allreduce"))
             MPI_Allreduce(buf, out, 64, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+        else if (!strcmp(argv[1], "iallgather"))
+            MPI_Iallgather(buf, 64, MPI_INT, out, 64, MPI_INT, MPI_COMM_WORLD, &req);
+        else if (!strcmp(argv[1], "ibcast"))
+            MPI_Ibcast(buf, 64, MPI_INT, 0, MPI_COMM_WORLD, &req);
+        else
+            MPI_Iallreduce(buf, out, 64, MPI_INT, MPI_SUM, MPI_COMM_WORLD, &req);
+        MPI_Wait(&req, MPI_STATUS_IGNORE);
     }
 
     MPI_T_pvar_read(session, handle, after);

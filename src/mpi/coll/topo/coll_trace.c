@@ -34,8 +34,10 @@ cvars:
         ("parent" or "flat") or on a node ("node") or node-roots
         ("node_roots") sub-communicator of a CH4 composition. While it is
         not 0, the MPI_T performance variables coll_algorithm_calls_allgather,
-        _bcast, _allreduce and _reduce count the calls of each algorithm (an
-        array indexed by the enumeration of the same name).
+        _bcast, _allreduce, _reduce, _iallgather, _ibcast and _iallreduce
+        count the calls of each algorithm (an array indexed by the
+        enumeration of the same name; nonblocking and persistent calls are
+        counted when built: each MPI_I<coll>, each MPI_<Coll>_init).
 
     - name        : MPIR_CVAR_COLL_TRACE_CALLS
       category    : TOPO
@@ -81,63 +83,76 @@ static const char *const ar_algos[] = { "smp", "recursive_doubling", "reduce_sca
 static const char *const rd_algos[] = { "smp", "binomial", "reduce_scatter_gather",
     "topo_pipeline", "local_reduce_remote_send", "other"
 };
+/* nonblocking and persistent (counted when a call is built: at
+ * MPI_I<coll>, and once at MPI_<Coll>_init) */
+static const char *const iag_algos[] = { "sched_ring", "sched_brucks", "sched_recursive_doubling",
+    "tsp_ring", "tsp_brucks", "tsp_recexch_doubling", "tsp_recexch_halving", "topo_pipeline",
+    "other"
+};
+static const char *const ibc_algos[] = { "sched_binomial", "sched_smp",
+    "sched_scatter_recursive_doubling_allgather", "sched_scatter_ring_allgather", "tsp_tree",
+    "tsp_scatterv_recexch_allgatherv", "tsp_ring", "topo_pipeline", "other"
+};
+static const char *const iar_algos[] = { "sched_naive", "sched_smp", "sched_recursive_doubling",
+    "sched_reduce_scatter_allgather", "tsp_recexch_single_buffer", "tsp_recexch_multiple_buffer",
+    "tsp_tree", "tsp_ring", "tsp_recexch_reduce_scatter_recexch_allgatherv", "topo_pipeline",
+    "other"
+};
 #define NALGOS(a) ((int) (sizeof(a) / sizeof((a)[0])))
 static unsigned long long ag_calls[NALGOS(ag_algos)], bc_calls[NALGOS(bc_algos)],
-    ar_calls[NALGOS(ar_algos)], rd_calls[NALGOS(rd_algos)];
+    ar_calls[NALGOS(ar_algos)], rd_calls[NALGOS(rd_algos)], iag_calls[NALGOS(iag_algos)],
+    ibc_calls[NALGOS(ibc_algos)], iar_calls[NALGOS(iar_algos)];
+
+/* (MPI_T keeps a pvar's name by its pointer: literals) */
+#define PVAR(coll, algos, calls) \
+    {coll, "coll_algorithm_calls_" coll, algos, NALGOS(algos), calls}
+static const struct {
+    const char *coll, *pvar;
+    const char *const *names;
+    int n;
+    unsigned long long *calls;
+} pvars[] = {
+    PVAR("allgather", ag_algos, ag_calls),
+    PVAR("bcast", bc_algos, bc_calls),
+    PVAR("allreduce", ar_algos, ar_calls),
+    PVAR("reduce", rd_algos, rd_calls),
+    PVAR("iallgather", iag_algos, iag_calls),
+    PVAR("ibcast", ibc_algos, ibc_calls),
+    PVAR("iallreduce", iar_algos, iar_calls),
+};
 
 static void count_pvar(const char *coll, const char *algo, int inc)
 {
-    const char *const *names;
-    unsigned long long *calls;
-    int n;
-
-    if (!strcmp(coll, "allgather")) {
-        names = ag_algos, calls = ag_calls, n = NALGOS(ag_algos);
-    } else if (!strcmp(coll, "bcast")) {
-        names = bc_algos, calls = bc_calls, n = NALGOS(bc_algos);
-    } else if (!strcmp(coll, "allreduce")) {
-        names = ar_algos, calls = ar_calls, n = NALGOS(ar_algos);
-    } else if (!strcmp(coll, "reduce")) {
-        names = rd_algos, calls = rd_calls, n = NALGOS(rd_algos);
-    } else {
+    for (int p = 0; p < NALGOS(pvars); p++) {
+        if (strcmp(pvars[p].coll, coll))
+            continue;
+        for (int i = 0; i < pvars[p].n - 1; i++)
+            if (!strcmp(pvars[p].names[i], algo)) {
+                pvars[p].calls[i] += inc;
+                return;
+            }
+        pvars[p].calls[pvars[p].n - 1] += inc;
         return;
     }
-    for (int i = 0; i < n - 1; i++)
-        if (!strcmp(names[i], algo)) {
-            calls[i] += inc;
-            return;
-        }
-    calls[n - 1] += inc;
-}
-
-static void register_pvar(const char *name, const char *const *algos, int n,
-                          unsigned long long *addr, const char *desc)
-{
-    MPI_T_enum e;
-
-    MPIR_T_enum_create(name, &e);
-    for (int i = 0; i < n; i++)
-        MPIR_T_enum_add_item(e, algos[i], i);
-    MPIR_T_PVAR_REGISTER_impl(MPI_T_PVAR_CLASS_COUNTER, MPI_UNSIGNED_LONG_LONG, name, addr, n, e,
-                              MPI_T_VERBOSITY_USER_BASIC, MPI_T_BIND_NO_OBJECT,
-                              MPIR_T_PVAR_FLAG_READONLY | MPIR_T_PVAR_FLAG_CONTINUOUS, NULL, NULL,
-                              "TOPO", desc);
 }
 
 void MPIR_Coll_trace_init(void)
 {
-    register_pvar("coll_algorithm_calls_allgather", ag_algos, NALGOS(ag_algos), ag_calls,
-                  "Calls of each allgather algorithm (index: enumeration of the same name), "
-                  "counted while MPIR_CVAR_COLL_TRACE is not 0");
-    register_pvar("coll_algorithm_calls_bcast", bc_algos, NALGOS(bc_algos), bc_calls,
-                  "Calls of each bcast algorithm (index: enumeration of the same name), "
-                  "counted while MPIR_CVAR_COLL_TRACE is not 0");
-    register_pvar("coll_algorithm_calls_allreduce", ar_algos, NALGOS(ar_algos), ar_calls,
-                  "Calls of each allreduce algorithm (index: enumeration of the same name), "
-                  "counted while MPIR_CVAR_COLL_TRACE is not 0");
-    register_pvar("coll_algorithm_calls_reduce", rd_algos, NALGOS(rd_algos), rd_calls,
-                  "Calls of each reduce algorithm (index: enumeration of the same name), "
-                  "counted while MPIR_CVAR_COLL_TRACE is not 0");
+    for (int p = 0; p < NALGOS(pvars); p++) {
+        char desc[192];
+        MPI_T_enum e;
+
+        snprintf(desc, sizeof(desc), "Calls of each %s algorithm (index: enumeration of the same "
+                 "name), counted while MPIR_CVAR_COLL_TRACE is not 0", pvars[p].coll);
+        MPIR_T_enum_create(pvars[p].pvar, &e);
+        for (int i = 0; i < pvars[p].n; i++)
+            MPIR_T_enum_add_item(e, pvars[p].names[i], i);
+        MPIR_T_PVAR_REGISTER_impl(MPI_T_PVAR_CLASS_COUNTER, MPI_UNSIGNED_LONG_LONG, pvars[p].pvar,
+                                  pvars[p].calls, pvars[p].n, e, MPI_T_VERBOSITY_USER_BASIC,
+                                  MPI_T_BIND_NO_OBJECT,
+                                  MPIR_T_PVAR_FLAG_READONLY | MPIR_T_PVAR_FLAG_CONTINUOUS, NULL,
+                                  NULL, "TOPO", desc);
+    }
 }
 
 static int size_bucket(MPI_Aint bytes)

@@ -1,8 +1,8 @@
 #!/bin/sh
 #
-# Checks of the built-in tuning (maint/patches/0010): with no CVAR and no
-# tuning file, MPICH picks our algorithms where the benchmarks put them ahead
-# and its stock ones elsewhere. Which algorithm ran is read from
+# Checks of the built-in tuning (maint/patches/0010, 0017, 0024): with no
+# CVAR and no tuning file, MPICH picks our algorithms where the benchmarks
+# put them ahead and its stock ones elsewhere. Which algorithm ran is read from
 # MPIR_CVAR_COLL_TRACE=1 (rank 0's table).
 # Usage: defaults.sh PREFIX DEVICE
 # Prints "ok N - what" / "not ok N - what" lines (TAP-like).
@@ -227,7 +227,8 @@ XEOF
     "$prefix/bin/mpicc" -O2 -o "$tmp/merged" "$tmp/merged.c" >>"$tmp/out" 2>&1 &&
     "$prefix/bin/mpicc" -O2 -o "$tmp/coll_bench" "$top/bench/coll_bench.c" >>"$tmp/out" 2>&1 &&
     "$prefix/bin/mpicc" -O2 -o "$tmp/ops" "$tmp/ops.c" >>"$tmp/out" 2>&1 &&
-    "$prefix/bin/mpicc" -O2 -o "$tmp/ctx" "$tmp/ctx.c" >>"$tmp/out" 2>&1 ||
+    "$prefix/bin/mpicc" -O2 -o "$tmp/ctx" "$tmp/ctx.c" >>"$tmp/out" 2>&1 &&
+    "$prefix/bin/mpicc" -O2 -o "$tmp/nb_defaults" "$top/test/topo/nb_defaults.c" >>"$tmp/out" 2>&1 ||
     { notok "build the test programs"; tap_summary defaults; exit 1; }
 
 # every result is validated (-v); 16 B to 8 MiB per process
@@ -302,5 +303,24 @@ check "intercommunicator merge and its split: bcast by topo_pipeline, right" \
 run 2 "$tmp/threads"
 check "two threads, two communicators at once: no deadlock, right results, by topo_pipeline" \
     '[ $rc = 0 ] && grep -q " No Errors" "$tmp/out" && sel bcast topo_pipeline parent 2 && sel allreduce topo_pipeline parent 2'
+
+# 9. nonblocking and persistent calls (nb_defaults.c gives each case a size
+#    of its own): topo_pipeline within one node where the engine is set up
+#    (after a blocking collective that uses it, or by a persistent init),
+#    MPICH's own algorithms elsewhere: on a fresh communicator, for a user
+#    op, for an iallgather above 128 KiB in all, and across nodes
+nb() { sizes "$1" "$2" parent "$3" | grep -q "$4"; }
+run 2 -bind-to core "$tmp/nb_defaults"
+check "one node, fresh communicator: MPI_I<coll> get MPICH's (64 B calls)" \
+    '[ $rc = 0 ] && grep -q " No Errors" "$tmp/out" && nb iallreduce sched_recursive_doubling 2 "64-127" && nb ibcast sched_smp 2 "64-127" && nb iallgather sched_recursive_doubling 2 "64-127" && ! grep -A1 -E "^mpich-topo: +i[a-z]+ +topo_pipeline" "$tmp/out" | grep -q "64-127"'
+check "one node, persistent init: topo_pipeline for all three (1 KiB calls)" \
+    '[ $rc = 0 ] && nb iallreduce topo_pipeline 2 "1K-<2K" && nb ibcast topo_pipeline 2 "1K-<2K" && nb iallgather topo_pipeline 2 "1K-<2K"'
+check "one node, after a blocking collective: topo_pipeline for all three (4 KiB calls)" \
+    '[ $rc = 0 ] && nb iallreduce topo_pipeline 2 "4K-<8K" && nb ibcast topo_pipeline 2 "4K-<8K" && nb iallgather topo_pipeline 2 "4K-<8K" && ! grep -qE "^mpich-topo: +i[a-z]+ +[a-z_]+ +fallback" "$tmp/out"'
+check "one node, engine set up: user-op iallreduce and iallgather of 256 KiB in all get MPICH's" \
+    '[ $rc = 0 ] && nb iallreduce sched_recursive_doubling 2 "8K-<16K" && nb iallgather sched_recursive_doubling 2 "128K-<256K" && ! nb iallgather topo_pipeline 2 "128K-"'
+run MPIR_CVAR_NUM_CLIQUES=2 4 "$tmp/nb_defaults"
+check "2 nodes x 2: MPICH's nonblocking and persistent algorithms only" \
+    '[ $rc = 0 ] && grep -q " No Errors" "$tmp/out" && grep -qE "^mpich-topo: +iallreduce +sched_[a-z_]+ +selection" "$tmp/out" && ! grep -qE "^mpich-topo: +i[a-z]+ +topo_" "$tmp/out"'
 
 tap_summary defaults

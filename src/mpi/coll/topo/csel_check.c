@@ -133,6 +133,8 @@ static const struct csel_form {
     {"numa_per_node<", NULL, FORM_CMP, NULL},
     {"is_bound=", "yes", FORM_BOOL, NULL},
     {"is_bound=", "no", FORM_BOOL, NULL},
+    {"topo_engine=", "yes", FORM_BOOL, NULL},
+    {"topo_engine=", "no", FORM_BOOL, NULL},
 };
 
 #define CSEL_NFORMS ((int) (sizeof(csel_forms) / sizeof(csel_forms[0])))

@@ -3,8 +3,8 @@
  */
 
 /* Topology predicates for collective selection trees: node_count, ppn,
- * ppn_uniform, numa_per_node, is_bound (see csel_topo.h and README, "Tuning
- * files").
+ * ppn_uniform, numa_per_node, is_bound, topo_engine (see csel_topo.h and
+ * README, "Tuning files").
  *
  * Every process of a communicator must choose the same algorithm, so a
  * predicate must have the same value on all of them and must not need
@@ -17,6 +17,9 @@
  *   memory domain, or "unbound") over MPI_COMM_WORLD right after creating it;
  *   from then on they are known locally for any communicator. Processes of
  *   another MPI_COMM_WORLD (spawned or connected) count as unbound.
+ * - topo_engine changes once, when the engine is set up on the
+ *   communicator: by a collective call, so at the same point of the call
+ *   sequence on every member; never decided when pruning.
  * Values are computed the first time a communicator's selection needs them
  * and kept in comm->topo. On intercommunicators the predicates describe
  * nothing: a comparison does not hold, "=yes" does not hold, "=no" holds. */
@@ -49,11 +52,13 @@ static const struct {
     {"numa_per_node<=", MPIR_CSEL_TOPO__NUMA_PER_NODE_LE},
     {"numa_per_node<", MPIR_CSEL_TOPO__NUMA_PER_NODE_LT},
     {"is_bound=", MPIR_CSEL_TOPO__IS_BOUND},
+    {"topo_engine=", MPIR_CSEL_TOPO__ENGINE},
 };
 
 int MPIR_Csel_topo_pred_is_boolean(int pred)
 {
-    return pred == MPIR_CSEL_TOPO__PPN_UNIFORM || pred == MPIR_CSEL_TOPO__IS_BOUND;
+    return pred == MPIR_CSEL_TOPO__PPN_UNIFORM || pred == MPIR_CSEL_TOPO__IS_BOUND ||
+        pred == MPIR_CSEL_TOPO__ENGINE;
 }
 
 static int pred_is_hw(int pred)
@@ -185,13 +190,19 @@ static int compute_hw_facts(MPIR_Comm * comm, MPIR_Csel_topo_facts_t * f)
     goto fn_exit;
 }
 
-int MPIR_Csel_topo_eval(MPIR_Comm * comm, int pred, int val, int at_prune)
+int MPIR_Csel_topo_eval(MPIR_Comm * comm, int pred, int val, MPIR_Csel_topo_when_t when)
 {
     MPIR_Topo_comm_t *topo;
     MPIR_Csel_topo_facts_t *f;
+    int at_prune = (when == MPIR_CSEL_TOPO_AT_PRUNE);
 
     if (comm->comm_kind != MPIR_COMM_KIND__INTRACOMM)
         goto unknown;
+    if (pred == MPIR_CSEL_TOPO__ENGINE) {
+        if (at_prune)
+            return -1;
+        return MPIR_Topo_engine_ready(comm, when == MPIR_CSEL_TOPO_AT_PERSISTENT_INIT) == val;
+    }
     topo = MPIR_Topo_comm_struct(comm);
     if (topo == NULL)
         goto unknown;

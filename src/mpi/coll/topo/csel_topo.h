@@ -53,6 +53,9 @@ int MPIR_Csel_check_tree(MPIR_Csel_level_t level, struct json_object *tree);
  *                                  where a NUMA node spans several) its
  *                                  processes are bound within on one node
  *   is_bound=yes|no                every process is bound below its node
+ *   topo_engine=yes|no             the topology-aware engine is set up on the
+ *                                  communicator and can run its nonblocking
+ *                                  calls (a persistent init sets it up)
  * val is N, or 1 for yes and 0 for no. */
 typedef enum {
     MPIR_CSEL_TOPO__NODE_COUNT_LE,
@@ -62,8 +65,18 @@ typedef enum {
     MPIR_CSEL_TOPO__PPN_UNIFORM,
     MPIR_CSEL_TOPO__NUMA_PER_NODE_LE,
     MPIR_CSEL_TOPO__NUMA_PER_NODE_LT,
-    MPIR_CSEL_TOPO__IS_BOUND
+    MPIR_CSEL_TOPO__IS_BOUND,
+    MPIR_CSEL_TOPO__ENGINE
 } MPIR_Csel_topo_pred_t;
+
+/* When a predicate is evaluated: pruning the tree for a new communicator
+ * (only what cannot change may be decided then), selecting for a call, or
+ * selecting for a persistent collective's init (which may communicate). */
+typedef enum {
+    MPIR_CSEL_TOPO_AT_CALL,
+    MPIR_CSEL_TOPO_AT_PRUNE,
+    MPIR_CSEL_TOPO_AT_PERSISTENT_INIT
+} MPIR_Csel_topo_when_t;
 
 /* Per-communicator values of the predicates, computed on first use (kept in
  * comm->topo, see topo.h). */
@@ -82,9 +95,10 @@ typedef struct MPIR_Csel_topo_facts {
  * numbers are caught earlier by MPIR_Csel_check_tree. */
 int MPIR_Csel_topo_parse(const char *key, int *pred, int *val);
 int MPIR_Csel_topo_pred_is_boolean(int pred);
-/* 1: holds, 0: does not. With at_prune set (communicator creation) it may
- * return -1: not known yet, the node stays in the pruned tree. */
-int MPIR_Csel_topo_eval(MPIR_Comm * comm, int pred, int val, int at_prune);
+/* 1: holds, 0: does not. At MPIR_CSEL_TOPO_AT_PRUNE (communicator
+ * creation) it may return -1: not known yet, the node stays in the pruned
+ * tree. */
+int MPIR_Csel_topo_eval(MPIR_Comm * comm, int pred, int val, MPIR_Csel_topo_when_t when);
 
 /* MPIR_init_comm_world calls this once MPI_COMM_WORLD exists: if a loaded
  * tuning file uses numa_per_node or is_bound, every process's binding is

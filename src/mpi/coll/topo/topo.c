@@ -335,15 +335,32 @@ void MPIR_Topo_comm_free(MPIR_Comm * comm)
  * MPIR tuning file), rather than MPICH's built-in tuning? */
 static int user_chose(const char *algo)
 {
-    if (!strncmp(algo, "MPIR_Allgather_", 15))
-        return MPIR_CVAR_ALLGATHER_INTRA_ALGORITHM != MPIR_CVAR_ALLGATHER_INTRA_ALGORITHM_auto ||
-            MPIR_Csel_user_chose(MPIR_CSEL_LEVEL__MPIR, "allgather");
-    if (!strncmp(algo, "MPIR_Bcast_", 11))
-        return MPIR_CVAR_BCAST_INTRA_ALGORITHM != MPIR_CVAR_BCAST_INTRA_ALGORITHM_auto ||
-            MPIR_Csel_user_chose(MPIR_CSEL_LEVEL__MPIR, "bcast");
-    if (!strncmp(algo, "MPIR_Allreduce_", 15))
-        return MPIR_CVAR_ALLREDUCE_INTRA_ALGORITHM != MPIR_CVAR_ALLREDUCE_INTRA_ALGORITHM_auto ||
-            MPIR_Csel_user_chose(MPIR_CSEL_LEVEL__MPIR, "allreduce");
+    const struct {
+        const char *prefix;     /* of the MPIR names of its algorithms */
+        const char *coll;       /* "collective=" in a tuning file */
+        int forced;             /* its CVAR names an algorithm */
+    } colls[] = {
+        {"MPIR_Allgather_", "allgather",
+         MPIR_CVAR_ALLGATHER_INTRA_ALGORITHM != MPIR_CVAR_ALLGATHER_INTRA_ALGORITHM_auto},
+        {"MPIR_Bcast_", "bcast",
+         MPIR_CVAR_BCAST_INTRA_ALGORITHM != MPIR_CVAR_BCAST_INTRA_ALGORITHM_auto},
+        {"MPIR_Allreduce_", "allreduce",
+         MPIR_CVAR_ALLREDUCE_INTRA_ALGORITHM != MPIR_CVAR_ALLREDUCE_INTRA_ALGORITHM_auto},
+        {"MPIR_Reduce_", "reduce",
+         MPIR_CVAR_REDUCE_INTRA_ALGORITHM != MPIR_CVAR_REDUCE_INTRA_ALGORITHM_auto},
+        {"MPIR_Barrier_", "barrier",
+         MPIR_CVAR_BARRIER_INTRA_ALGORITHM != MPIR_CVAR_BARRIER_INTRA_ALGORITHM_auto},
+        {"MPIR_Iallgather_", "iallgather",
+         MPIR_CVAR_IALLGATHER_INTRA_ALGORITHM != MPIR_CVAR_IALLGATHER_INTRA_ALGORITHM_auto},
+        {"MPIR_Ibcast_", "ibcast",
+         MPIR_CVAR_IBCAST_INTRA_ALGORITHM != MPIR_CVAR_IBCAST_INTRA_ALGORITHM_auto},
+        {"MPIR_Iallreduce_", "iallreduce",
+         MPIR_CVAR_IALLREDUCE_INTRA_ALGORITHM != MPIR_CVAR_IALLREDUCE_INTRA_ALGORITHM_auto},
+    };
+
+    for (size_t i = 0; i < sizeof(colls) / sizeof(colls[0]); i++)
+        if (!strncmp(algo, colls[i].prefix, strlen(colls[i].prefix)))
+            return colls[i].forced || MPIR_Csel_user_chose(MPIR_CSEL_LEVEL__MPIR, colls[i].coll);
     return 1;
 }
 

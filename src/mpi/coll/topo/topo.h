@@ -115,6 +115,11 @@ int MPIR_Topo_nb_sched(MPIR_Comm * comm, MPIR_Topo_nb_body_fn body, void *arg,
 int MPIR_Topo_nb_drain(MPIR_Comm * comm);
 /* NULL, or why coroutines cannot be used in this process */
 const char *MPIR_Topo_nb_usable(void);
+/* The csel predicate topo_engine=yes: nonzero when the engine is set up on
+ * comm and can run its nonblocking calls there.  With setup (a persistent
+ * init, which may communicate: collective over comm) the engine is set up
+ * first; a setup that fails answers 0 on every member. */
+int MPIR_Topo_engine_ready(MPIR_Comm * comm, int setup);
 /* The coroutine running now (NULL outside one), and how it waits: it
  * switches back to the progress poll that resumed it. */
 extern MPIR_Topo_nb_t *MPIR_Topo_nb_current;

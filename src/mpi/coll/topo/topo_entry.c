@@ -498,6 +498,25 @@ static int topo_nb_body(void *arg, MPIR_Errflag_t * errflag)
 }
 #endif
 
+int MPIR_Topo_engine_ready(MPIR_Comm * comm, int setup)
+{
+#ifdef MPIR_TOPO_HAVE_ENGINE
+    int mpi_errno = MPI_SUCCESS;
+    MPIR_Errflag_t errflag = MPIR_ERR_NONE;
+    const char *why_not;
+
+    if (comm->comm_kind != MPIR_COMM_KIND__INTRACOMM || comm->local_size < 2 ||
+        MPIR_TOPO_STEP_ASIDE(comm))
+        return 0;
+    why_not = MPIDI_Topo_engine_nb_why_not(comm, setup, &mpi_errno, &errflag);
+    /* (a failed setup was agreed by all members: they all answer 0, and
+     * the call gets MPICH's algorithm) */
+    return why_not == NULL && mpi_errno == MPI_SUCCESS;
+#else
+    return 0;
+#endif
+}
+
 static int topo_nb_sched(const MPIR_Topo_nb_algo_t * nb, const MPIR_Topo_args_t * a,
                          MPIR_TSP_sched_t sched)
 {

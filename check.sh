@@ -295,6 +295,31 @@ gen_testlist() {    # device
         echo "topo_nb 4 $nbp $fbs $c2 arg=-fresh"
         echo "topo_nb 4 $nbp $fbs $c2 env=MPIR_CVAR_TOPO_DEBUG_ROUNDS_LEFT=300 arg=-starts=500"
         echo "topo_nb 4"
+        # MPICH's own nonblocking and persistent tests with the engine forced.
+        # MPIR_CVAR_TOPO_EAGER_SETUP sets it up on every communicator as it
+        # is created, so the nonblocking calls run it from their first one:
+        # on one node nothing may fall back (user ops and mixed types aside)
+        eager="env=MPIR_CVAR_TOPO_EAGER_SETUP=1"
+        echo "nonblocking 4 $nbp $eager $fb"
+        echo "iallred 2 $nbp $eager $fb"
+        echo "nonblocking2 4 $nbp $eager $fbs"
+        echo "nonblocking3 3 $nbp $eager $fbs"
+        echo "allred 4 arg=-count=100 env=MPIR_CVAR_ALLREDUCE_INTRA_ALGORITHM=nb $nbp $eager $fb"
+        echo "allgather2 3 env=MPIR_CVAR_ALLGATHER_INTRA_ALGORITHM=nb $nbp $eager $fb"
+        echo "bcasttest 4 env=MPIR_CVAR_BCAST_INTRA_ALGORITHM=nb $nbp $eager $fb"
+        echo "p_allgather 4 $nbp $fb"
+        echo "p_allred 4 $nbp $fb"
+        echo "p_bcast 4 $nbp $fb"
+        echo "p_bcast2 5 $nbp $fb"
+        # emulated nodes by block and round-robin
+        echo "nonblocking 5 $nbp $eager $fbs $c2"
+        echo "nonblocking2 6 $nbp $eager $fbs $c3b"
+        echo "allred 7 arg=-count=10 env=MPIR_CVAR_ALLREDUCE_INTRA_ALGORITHM=nb $nbp $eager $fbs $c3b $chunk"
+        echo "bcasttest 5 env=MPIR_CVAR_BCAST_INTRA_ALGORITHM=nb $nbp $eager $fbs $c2 $chunk"
+        echo "allgather3 4 env=MPIR_CVAR_ALLGATHER_INTRA_ALGORITHM=nb $nbp $eager $fbs $c2"
+        echo "p_bcast2 8 $nbp $fbs $c3b"
+        echo "p_allred 4 $nbp $fbs $c2"
+        echo "p_allgather 6 $nbp $fbs $c3b"
     fi
     if [ -f "$top/test/mpi/coll/topo_stress.c" ]; then
         echo "topo_stress 4 $agp $bcp $arp $c2 $bind $cma"

@@ -319,6 +319,11 @@ check "one node, after a blocking collective: topo_pipeline for all three (4 KiB
     '[ $rc = 0 ] && nb iallreduce topo_pipeline 2 "4K-<8K" && nb ibcast topo_pipeline 2 "4K-<8K" && nb iallgather topo_pipeline 2 "4K-<8K" && ! grep -qE "^mpich-topo: +i[a-z]+ +[a-z_]+ +fallback" "$tmp/out"'
 check "one node, engine set up: user-op iallreduce and iallgather of 256 KiB in all get MPICH's" \
     '[ $rc = 0 ] && nb iallreduce sched_recursive_doubling 2 "8K-<16K" && nb iallgather sched_recursive_doubling 2 "128K-<256K" && ! nb iallgather topo_pipeline 2 "128K-"'
+# MPIR_CVAR_TOPO_EAGER_SETUP=1 sets the engine up as communicators are
+# created: the fresh communicator's first calls are ours too
+run MPIR_CVAR_TOPO_EAGER_SETUP=1 2 -bind-to core "$tmp/nb_defaults"
+check "one node, MPIR_CVAR_TOPO_EAGER_SETUP=1: fresh communicator's MPI_I<coll> get topo_pipeline (64 B calls)" \
+    '[ $rc = 0 ] && grep -q " No Errors" "$tmp/out" && nb iallreduce topo_pipeline 2 "64-127" && nb ibcast topo_pipeline 2 "64-127" && nb iallgather topo_pipeline 2 "64-127"'
 run MPIR_CVAR_NUM_CLIQUES=2 4 "$tmp/nb_defaults"
 check "2 nodes x 2: MPICH's nonblocking and persistent algorithms only" \
     '[ $rc = 0 ] && grep -q " No Errors" "$tmp/out" && grep -qE "^mpich-topo: +iallreduce +sched_[a-z_]+ +selection" "$tmp/out" && ! grep -qE "^mpich-topo: +i[a-z]+ +topo_" "$tmp/out"'

@@ -498,6 +498,48 @@ static int topo_nb_body(void *arg, MPIR_Errflag_t * errflag)
 }
 #endif
 
+/*
+=== BEGIN_MPI_T_CVAR_INFO_BLOCK ===
+
+cvars:
+    - name        : MPIR_CVAR_TOPO_EAGER_SETUP
+      category    : TOPO
+      type        : boolean
+      default     : false
+      class       : none
+      verbosity   : MPI_T_VERBOSITY_USER_BASIC
+      scope       : MPI_T_SCOPE_ALL_EQ
+      description : >-
+        Set the shared-memory engine up on every intracommunicator when it is
+        created (MPI_COMM_WORLD at the end of MPI_Init), so that nonblocking
+        topo_pipeline collectives run it from their first call.  Without it a
+        nonblocking call runs the engine only once a blocking collective or a
+        persistent init has set it up on the communicator (a nonblocking call
+        may not wait for its peers, and the setup does), and MPICH's own
+        nonblocking algorithm before.  It costs a node segment and two
+        communicators per communicator; not done for MPI_Comm_idup (its
+        communicator is made inside progress) nor under MPI_THREAD_MULTIPLE.
+
+=== END_MPI_T_CVAR_INFO_BLOCK ===
+*/
+
+/* > 0 while this process sets an engine up (its own communicators must not
+ * get one) or commits a communicator inside progress (MPI_Comm_idup, an
+ * intercommunicator's local one: a setup there would wait for peers from
+ * within a nonblocking call). */
+int MPIR_Topo_setup_hold;
+
+void MPIR_Topo_comm_committed(MPIR_Comm * comm)
+{
+    /* (a setup that fails is agreed by all members and recorded on the
+     * engine: the calls then fall back, which is what a lazy setup does) */
+    /* (nor on MPICH's own sub-communicators: MPI_Intercomm_merge commits a
+     * temporary one to agree on the context id of the real one) */
+    if (MPIR_CVAR_TOPO_EAGER_SETUP && MPIR_Topo_setup_hold == 0 &&
+        MPIR_CONTEXT_READ_FIELD(SUBCOMM, comm->context_id) == 0)
+        (void) MPIR_Topo_engine_ready(comm, 1);
+}
+
 int MPIR_Topo_engine_ready(MPIR_Comm * comm, int setup)
 {
 #ifdef MPIR_TOPO_HAVE_ENGINE

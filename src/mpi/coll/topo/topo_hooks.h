@@ -5,10 +5,16 @@
 #ifndef TOPO_HOOKS_H_INCLUDED
 #define TOPO_HOOKS_H_INCLUDED
 
-/* Hooks MPICH's collective setup/teardown (coll_impl.c) calls. Kept out of the
- * globally included headers so that changing them rebuilds one file. */
+/* Hooks MPICH calls: collective setup/teardown (coll_impl.c), the end of a
+ * communicator's commit (commutil.c, mpir_init.c for MPI_COMM_WORLD) and
+ * MPI_Comm_idup's commit (contextid.c).  Kept out of the globally included
+ * headers so that changing them rebuilds few files. */
 void MPIR_Topo_comm_free(MPIR_Comm * comm);     /* topo.c */
 void MPIR_Coll_trace_init(void);        /* coll_trace.c */
 void MPIR_Coll_trace_finalize(void);    /* coll_trace.c */
+/* MPIR_CVAR_TOPO_EAGER_SETUP: collective over an intracommunicator just
+ * committed; swallows its errors (the calls then fall back) */
+void MPIR_Topo_comm_committed(MPIR_Comm * comm);        /* topo_entry.c */
+extern int MPIR_Topo_setup_hold;        /* topo_entry.c: > 0, no eager setup */
 
 #endif /* TOPO_HOOKS_H_INCLUDED */

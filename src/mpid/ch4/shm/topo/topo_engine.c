@@ -3,6 +3,7 @@
  */
 
 #include "topo_engine.h"
+#include "topo_hooks.h"
 #include "mpidu_shm.h"
 #include <sched.h>
 #include <stdio.h>
@@ -680,7 +681,10 @@ int MPIDI_Topo_engine_get(MPIR_Comm * comm, MPIDI_Topo_engine_t ** e_out,
     }
     topo->engine = e;
     topo->engine_free = engine_free;
+    /* (the communicators the setup splits off are the engine's own) */
+    MPIR_Topo_setup_hold++;
     mpi_errno = engine_setup(comm, topo, e, errflag);
+    MPIR_Topo_setup_hold--;
     topo->busy = 0;
     if (mpi_errno) {
         /* a failed setup is not retried: the same error would follow */

@@ -1,7 +1,8 @@
 #!/bin/sh
 #
 # Writes MPICH 4.0.2's own built-in tuning files, as they were before
-# maint/patches/0010 made the built-in tuning pick our algorithms, to
+# maint/patches/*-tuning-select-* (0010, 0017, 0024) made the built-in
+# tuning pick our algorithms, to
 # OUTDIR/mpir.json and OUTDIR/ch4.json. Benchmarks and the demo load them
 # (MPIR_CVAR_COLL_SELECTION_TUNING_JSON_FILE,
 # MPIR_CVAR_CH4_COLL_SELECTION_TUNING_JSON_FILE) to measure "MPICH's
@@ -18,6 +19,9 @@ trap 'rm -rf "$tmp"' EXIT
 mkdir -p "$tmp/maint/tuning/coll/mpir" "$tmp/maint/tuning/coll/ch4" "$out"
 cp "$src/mpir/generic.json" "$tmp/maint/tuning/coll/mpir/"
 cp "$src/ch4/generic.json" "$tmp/maint/tuning/coll/ch4/"
-patch -s -R -p1 -d "$tmp" <"$top/maint/patches/0010-tuning-select-topo-algorithms.patch"
+# every patch that made the built-in tuning pick ours, last first
+for p in $(ls "$top"/maint/patches/*-tuning-select-*.patch | sort -r); do
+    patch -s -R -p1 -d "$tmp" <"$p"
+done
 cp "$tmp/maint/tuning/coll/mpir/generic.json" "$out/mpir.json"
 cp "$tmp/maint/tuning/coll/ch4/generic.json" "$out/ch4.json"

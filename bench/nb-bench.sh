@@ -18,7 +18,8 @@
 #              our time grow by 1.7x or more at RATE/2 (else CPU-bound on
 #              this machine, and it decides nothing).  ch4:ofi only.
 #
-# For each collective and process count: MPICH's default selection, the
+# For each collective and process count: MPICH 4.0.2's default selection
+# (its own tuning files, maint/stock-tuning.sh), the
 # engine forced (MPIR_CVAR_I<COLL>_INTRA_ALGORITHM=topo_pipeline with
 # MPIR_CVAR_COLLECTIVE_FALLBACK=error, so a fallback cannot pass as ours),
 # and Open MPI's default.  Every result is checked (errors column).
@@ -53,6 +54,11 @@ if [ $peers = yes ] && command -v mpicc.openmpi >/dev/null && command -v mpirun.
     mpicc.openmpi -O2 -o "$ompi" "$top/bench/nb_bench.c"
 fi
 csv=$out/bench.csv cmds=$out/commands.txt
+tmpd=$(mktemp -d)
+trap 'rm -rf "$tmpd"' EXIT
+sh "$top/maint/stock-tuning.sh" "$tmpd"
+stock=(-env MPIR_CVAR_COLL_SELECTION_TUNING_JSON_FILE "$tmpd/mpir.json"
+    -env MPIR_CVAR_CH4_COLL_SELECTION_TUNING_JSON_FILE "$tmpd/ch4.json")
 : > "$cmds"
 cores=$(nproc)
 # one node: no rate (kbits "-"); the cluster: RATE, then RATE/2
@@ -70,7 +76,7 @@ header=-H
 rm -f "$csv.tmp"
 run() {     # kbit label np command...
     local kbit=$1 label=$2 np=$3; shift 3
-    echo "$*" | sed "s|$top/||g" >> "$cmds"
+    echo "$*" | sed "s|$top/||g; s|$tmpd/|\$STOCK/|g" >> "$cmds"
     echo "== $label np=$np rate=$kbit" >&2
     # the first run's header line gets the rate's column, the rows their rate
     { timeout 1800 "$@" $header -l "$label" ||
@@ -91,7 +97,8 @@ for kbit in $kbits; do
         fi
         for coll in iallreduce ibcast iallgather; do
             C=$(echo "$coll" | tr a-z A-Z)
-            run "$kbit" mpich-default "$np" "${mpiexec[@]}" -n "$np" "${bind[@]}" "$bin" -c "$coll" -M "$max"
+            run "$kbit" mpich-default "$np" "${mpiexec[@]}" -n "$np" "${bind[@]}" "${stock[@]}" \
+                "$bin" -c "$coll" -M "$max"
             run "$kbit" topo_pipeline "$np" "${mpiexec[@]}" -n "$np" "${bind[@]}" \
                 -env "MPIR_CVAR_${C}_INTRA_ALGORITHM" topo_pipeline \
                 -env MPIR_CVAR_COLLECTIVE_FALLBACK error "$bin" -c "$coll" -M "$max"

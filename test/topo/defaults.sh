@@ -21,213 +21,11 @@ sel() { grep -qE "^mpich-topo: +$1 +$2 +selection +$3 +$4:" "$tmp/out"; }
 sizes() { grep -A1 -E "^mpich-topo: +$1 +$2 +selection +$3 +$4:" "$tmp/out" | sed -n '2p'; }
 valid() { [ $rc = 0 ] && ! grep -q 'wrong' "$tmp/out"; }
 
-cat >"$tmp/ops.c" <<'XEOF'
-/* allreduce of 16 KiB with a commutative user op (sum) and a
- * non-commutative one (keep the left operand: the result must be rank 0's
- * data) */
-#include <mpi.h>
-#include <stdio.h>
-
-#define N 4096
-static void keep_left(void *in, void *inout, int *len, MPI_Datatype * dt)
-{
-    for (int i = 0; i < *len; i++)
-        ((int *) inout)[i] = ((int *) in)[i];
-}
-
-static void sum(void *in, void *inout, int *len, MPI_Datatype * dt)
-{
-    for (int i = 0; i < *len; i++)
-        ((int *) inout)[i] += ((int *) in)[i];
-}
-
-int main(int argc, char **argv)
-{
-    static int a[N], r[N];
-    int rank, size, errs = 0;
-    MPI_Op left, add;
-
-    MPI_Init(&argc, &argv);
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &size);
-    MPI_Op_create(keep_left, 0, &left);
-    MPI_Op_create(sum, 1, &add);
-    /* an error is printed here, not by an abort whose output may be lost */
-    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
-    for (int it = 0; it < 5; it++) {
-        for (int i = 0; i < N; i++)
-            a[i] = (rank + 1) * 1000 + i + it;
-        int rc = MPI_Allreduce(a, r, N, MPI_INT, add, MPI_COMM_WORLD);
-        if (rc != MPI_SUCCESS) {
-            char msg[MPI_MAX_ERROR_STRING];
-            int len;
-            MPI_Error_string(rc, msg, &len);
-            printf("rank %d: MPI_Allreduce failed: %s\n", rank, msg);
-            fflush(stdout);
-            MPI_Finalize();
-            return 3;
-        }
-        for (int i = 0; i < N; i++)
-            errs += r[i] != 1000 * size * (size + 1) / 2 + size * (i + it);
-        MPI_Allreduce(a, r, N, MPI_INT, left, MPI_COMM_WORLD);
-        for (int i = 0; i < N; i++)
-            errs += r[i] != 1000 + i + it;
-    }
-    MPI_Op_free(&left);
-    MPI_Op_free(&add);
-    MPI_Allreduce(MPI_IN_PLACE, &errs, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
-    if (rank == 0)
-        printf(errs ? " Found %d wrong\n" : " No Errors\n", errs);
-    MPI_Finalize();
-    return 0;
-}
-XEOF
-cat >"$tmp/ctx.c" <<'XEOF'
-/* Holds as many communicators as MPICH has context ids for, then bcasts
- * and allreduces on the last one: the engine cannot get the context ids
- * for its sub-communicators there, and MPICH's algorithms must run. */
-#include <mpi.h>
-#include <stdio.h>
-#include <stdlib.h>
-
-#define MAXC 4096
-int main(int argc, char **argv)
-{
-    static MPI_Comm c[MAXC];
-    int rank, n = 0, errs = 0, v[1024], s[1024];
-
-    MPI_Init(&argc, &argv);
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
-    while (n < MAXC && MPI_Comm_dup(MPI_COMM_WORLD, &c[n]) == MPI_SUCCESS)
-        n++;
-    if (n == 0 || n == MAXC) {
-        printf(" Found %d communicators: cannot exhaust the context ids\n", n);
-        MPI_Abort(MPI_COMM_WORLD, 1);
-    }
-    for (int i = 0; i < 1024; i++)
-        v[i] = rank == 0 ? i : -1;
-    MPI_Bcast(v, 1024, MPI_INT, 0, c[n - 1]);
-    MPI_Allreduce(v, s, 1024, MPI_INT, MPI_SUM, c[n - 1]);
-    for (int i = 0; i < 1024; i++) {
-        int p;
-        MPI_Comm_size(c[n - 1], &p);
-        errs += v[i] != i || s[i] != p * i;
-    }
-    for (int i = 0; i < n; i++)
-        MPI_Comm_free(&c[i]);
-    MPI_Allreduce(MPI_IN_PLACE, &errs, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
-    if (rank == 0)
-        printf(errs ? " Found %d wrong\n" : " No Errors (%d communicators)\n", errs ? errs : n);
-    MPI_Finalize();
-    return 0;
-}
-XEOF
-cat >"$tmp/merged.c" <<'XEOF'
-/* bcasts on the intracommunicator MPI_Intercomm_merge makes (MPICH marks it
- * "tainted": it gets no sequence number) and on a split of it */
-#include <mpi.h>
-#include <stdio.h>
-
-static int check(MPI_Comm comm)
-{
-    int rank, errs = 0, v[4096];
-    MPI_Comm_rank(comm, &rank);
-    for (int it = 0; it < 10; it++) {
-        for (int i = 0; i < 4096; i++)
-            v[i] = rank == it % 2 ? i + it : -1;
-        MPI_Bcast(v, 4096, MPI_INT, it % 2, comm);
-        for (int i = 0; i < 4096; i++)
-            errs += v[i] != i + it;
-    }
-    return errs;
-}
-
-int main(int argc, char **argv)
-{
-    int rank, errs;
-    MPI_Comm half, inter, merged, split;
-
-    MPI_Init(&argc, &argv);
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    MPI_Comm_split(MPI_COMM_WORLD, rank % 2, rank, &half);
-    MPI_Intercomm_create(half, 0, MPI_COMM_WORLD, 1 - rank % 2, 7, &inter);
-    MPI_Intercomm_merge(inter, rank % 2, &merged);
-    errs = check(merged);
-    MPI_Comm_split(merged, 0, rank, &split);
-    errs += check(split);
-    MPI_Comm_free(&split);
-    MPI_Comm_free(&merged);
-    MPI_Comm_free(&inter);
-    MPI_Comm_free(&half);
-    MPI_Allreduce(MPI_IN_PLACE, &errs, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
-    if (rank == 0)
-        printf(errs ? " Found %d wrong\n" : " No Errors\n", errs);
-    MPI_Finalize();
-    return 0;
-}
-XEOF
-cat >"$tmp/threads.c" <<'XEOF'
-/* MPI_THREAD_MULTIPLE: two threads per process, each with its own
- * communicator, bcast and allreduce at the same time; a process waiting in
- * one communicator must let its other thread progress the other one */
-#include <mpi.h>
-#include <pthread.h>
-#include <stdio.h>
-
-static MPI_Comm comms[2];
-static int errs[2];
-
-static void *work(void *arg)
-{
-    int t = (int) (long) arg, rank, size, v[4096], s[4096];
-    MPI_Comm c = comms[t];
-    MPI_Comm_rank(c, &rank);
-    MPI_Comm_size(c, &size);
-    for (int it = 0; it < 200; it++) {
-        for (int i = 0; i < 4096; i++)
-            v[i] = rank == it % size ? i + it + t : -1;
-        MPI_Bcast(v, 4096, MPI_INT, it % size, c);
-        MPI_Allreduce(v, s, 4096, MPI_INT, MPI_SUM, c);
-        for (int i = 0; i < 4096; i++)
-            errs[t] += v[i] != i + it + t || s[i] != size * (i + it + t);
-    }
-    return NULL;
-}
-
-int main(int argc, char **argv)
-{
-    int provided, rank, e;
-    pthread_t th[2];
-
-    MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    if (provided != MPI_THREAD_MULTIPLE) {
-        printf(" Found no MPI_THREAD_MULTIPLE\n");
-        MPI_Abort(MPI_COMM_WORLD, 1);
-    }
-    MPI_Comm_dup(MPI_COMM_WORLD, &comms[0]);
-    MPI_Comm_dup(MPI_COMM_WORLD, &comms[1]);
-    /* the threads start in opposite orders on even and odd ranks */
-    for (int i = 0; i < 2; i++)
-        pthread_create(&th[i], NULL, work, (void *) (long) (rank % 2 ? 1 - i : i));
-    for (int i = 0; i < 2; i++)
-        pthread_join(th[i], NULL);
-    e = errs[0] + errs[1];
-    MPI_Comm_free(&comms[0]);
-    MPI_Comm_free(&comms[1]);
-    MPI_Allreduce(MPI_IN_PLACE, &e, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
-    if (rank == 0)
-        printf(e ? " Found %d wrong\n" : " No Errors\n", e);
-    MPI_Finalize();
-    return 0;
-}
-XEOF
-"$prefix/bin/mpicc" -O2 -o "$tmp/threads" "$tmp/threads.c" -lpthread >"$tmp/out" 2>&1 &&
-    "$prefix/bin/mpicc" -O2 -o "$tmp/merged" "$tmp/merged.c" >>"$tmp/out" 2>&1 &&
+"$prefix/bin/mpicc" -O2 -o "$tmp/threads" "$top/test/topo/defaults_threads.c" -lpthread >"$tmp/out" 2>&1 &&
+    "$prefix/bin/mpicc" -O2 -o "$tmp/merged" "$top/test/topo/defaults_merged.c" >>"$tmp/out" 2>&1 &&
     "$prefix/bin/mpicc" -O2 -o "$tmp/coll_bench" "$top/bench/coll_bench.c" >>"$tmp/out" 2>&1 &&
-    "$prefix/bin/mpicc" -O2 -o "$tmp/ops" "$tmp/ops.c" >>"$tmp/out" 2>&1 &&
-    "$prefix/bin/mpicc" -O2 -o "$tmp/ctx" "$tmp/ctx.c" >>"$tmp/out" 2>&1 &&
+    "$prefix/bin/mpicc" -O2 -o "$tmp/ops" "$top/test/topo/defaults_ops.c" >>"$tmp/out" 2>&1 &&
+    "$prefix/bin/mpicc" -O2 -o "$tmp/ctx" "$top/test/topo/defaults_ctx.c" >>"$tmp/out" 2>&1 &&
     "$prefix/bin/mpicc" -O2 -o "$tmp/nb_defaults" "$top/test/topo/nb_defaults.c" >>"$tmp/out" 2>&1 ||
     { notok "build the test programs"; tap_summary defaults; exit 1; }
 
@@ -308,7 +106,8 @@ check "two threads, two communicators at once: no deadlock, right results, by to
 #    of its own): topo_pipeline within one node where the engine is set up
 #    (after a blocking collective that uses it, or by a persistent init),
 #    MPICH's own algorithms elsewhere: on a fresh communicator, for a user
-#    op, for an iallgather above 128 KiB in all, and across nodes
+#    op, for an iallgather above 128 KiB in all; across nodes iallgather
+#    up to 1 MiB in all where the engine is set up
 nb() { sizes "$1" "$2" parent "$3" | grep -q "$4"; }
 run 2 -bind-to core "$tmp/nb_defaults"
 check "one node, fresh communicator: MPI_I<coll> get MPICH's (64 B calls)" \
@@ -325,7 +124,12 @@ run MPIR_CVAR_TOPO_EAGER_SETUP=1 2 -bind-to core "$tmp/nb_defaults"
 check "one node, MPIR_CVAR_TOPO_EAGER_SETUP=1: fresh communicator's MPI_I<coll> get topo_pipeline (64 B calls)" \
     '[ $rc = 0 ] && grep -q " No Errors" "$tmp/out" && nb iallreduce topo_pipeline 2 "64-127" && nb ibcast topo_pipeline 2 "64-127" && nb iallgather topo_pipeline 2 "64-127"'
 run MPIR_CVAR_NUM_CLIQUES=2 4 "$tmp/nb_defaults"
-check "2 nodes x 2: MPICH's nonblocking and persistent algorithms only" \
-    '[ $rc = 0 ] && grep -q " No Errors" "$tmp/out" && grep -qE "^mpich-topo: +iallreduce +sched_[a-z_]+ +selection" "$tmp/out" && ! grep -qE "^mpich-topo: +i[a-z]+ +topo_" "$tmp/out"'
+# (across nodes the blocking allreduce is MPICH's: it sets nothing up, so
+# only the persistent init's iallgather finds the engine)
+check "2 nodes x 2: iallgather topo_pipeline where a persistent init set the engine up (1 KiB), MPICH's for the rest" \
+    '[ $rc = 0 ] && grep -q " No Errors" "$tmp/out" && nb iallgather topo_pipeline 4 "1K-<2K" && [ "$(grep -cE "^mpich-topo: +i[a-z]+ +topo_" "$tmp/out")" = 1 ] && nb iallgather sched_recursive_doubling 4 "4K-<8K" && nb iallreduce sched_recursive_doubling 4 "1K-<2K" && nb ibcast sched_smp 4 "1K-<2K"'
+run MPIR_CVAR_TOPO_EAGER_SETUP=1 MPIR_CVAR_NUM_CLIQUES=2 4 "$tmp/nb_defaults"
+check "2 nodes x 2, MPIR_CVAR_TOPO_EAGER_SETUP=1: every iallgather (up to 512 KiB in all) topo_pipeline, iallreduce and ibcast MPICH's" \
+    '[ $rc = 0 ] && grep -q " No Errors" "$tmp/out" && nb iallgather topo_pipeline 4 "64-127" && nb iallgather topo_pipeline 4 "128K-" && ! grep -qE "^mpich-topo: +iallgather +sched_" "$tmp/out" && ! grep -qE "^mpich-topo: +i(allreduce|bcast) +topo_" "$tmp/out"'
 
 tap_summary defaults

@@ -41,63 +41,8 @@ calls() {
 
 # ---------------------------------------------------------------- inputs
 
-# a probe: 3 allgathers and 30 bcasts on MPI_COMM_WORLD and, with an
-# argument, on the halves of a split (even and odd ranks)
-cat >"$tmp/probe.c" <<'EOF'
-#include <mpi.h>
-#include <stdio.h>
-#include <stdlib.h>
-
-static int exercise(MPI_Comm comm)
-{
-    int rank, size, errs = 0, b[16];
-    int *v;
-
-    MPI_Comm_rank(comm, &rank);
-    MPI_Comm_size(comm, &size);
-    v = malloc(size * 4 * sizeof(int));
-    for (int it = 0; it < 3; it++) {
-        int mine[4] = { rank, rank + 1, rank + 2, it };
-        MPI_Allgather(mine, 4, MPI_INT, v, 4, MPI_INT, comm);
-        for (int r = 0; r < size; r++)
-            errs += v[4 * r] != r || v[4 * r + 1] != r + 1 || v[4 * r + 3] != it;
-    }
-    for (int it = 0; it < 30; it++) {
-        for (int i = 0; i < 16; i++)
-            b[i] = rank == 0 ? i * it : -1;
-        MPI_Bcast(b, 16, MPI_INT, 0, comm);
-        for (int i = 0; i < 16; i++)
-            errs += b[i] != i * it;
-    }
-    free(v);
-    return errs;
-}
-
-int main(int argc, char **argv)
-{
-    int rank, errs;
-
-    MPI_Init(&argc, &argv);
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    errs = exercise(MPI_COMM_WORLD);
-    if (argc > 1) {
-        MPI_Comm half;
-        MPI_Comm_split(MPI_COMM_WORLD, rank % 2, rank, &half);
-        errs += exercise(half);
-        MPI_Comm_free(&half);
-    }
-    MPI_Allreduce(MPI_IN_PLACE, &errs, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
-    if (rank == 0) {
-        if (errs)
-            printf(" Found %d errors\n", errs);
-        else
-            printf(" No Errors\n");
-    }
-    MPI_Finalize();
-    return 0;
-}
-EOF
-if ! "$prefix/bin/mpicc" -o "$tmp/probe" "$tmp/probe.c" >"$tmp/out" 2>&1; then
+# the probe (tuning_probe.c): allgathers and bcasts, with an argument also on a split
+if ! "$prefix/bin/mpicc" -o "$tmp/probe" "$top/test/topo/tuning_probe.c" >"$tmp/out" 2>&1; then
     cat "$tmp/out"
     echo "not ok 1 - cannot build the probe program"
     exit 1
@@ -403,31 +348,7 @@ check "POSIX is_bound=yes, not bound: MPIR bcast on the node communicators (30 o
 # allreduce out keeps that the built-in tuning's choice, so MPICH's
 # algorithm runs without an error; a file that names topo_pipeline for
 # allreduce makes it the user's, and the call fails saying why.
-cat >"$tmp/minloc.c" <<'EOF'
-#include <mpi.h>
-#include <stdio.h>
-int main(int argc, char **argv)
-{
-    struct { double v; int i; } in, out;
-    int rank, rc;
-    MPI_Init(&argc, &argv);
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
-    in.v = rank == 1 ? -1.0 : rank;
-    in.i = rank;
-    rc = MPI_Allreduce(&in, &out, 1, MPI_DOUBLE_INT, MPI_MINLOC, MPI_COMM_WORLD);
-    if (rc != MPI_SUCCESS) {
-        char msg[MPI_MAX_ERROR_STRING];
-        int len;
-        MPI_Error_string(rc, msg, &len);
-        printf("rank %d: error: %s\n", rank, msg);
-    } else if (rank == 0)
-        printf(out.v == -1.0 && out.i == 1 ? " No Errors\n" : " Found 1 errors\n");
-    MPI_Finalize();
-    return 0;
-}
-EOF
-if "$prefix/bin/mpicc" -o "$tmp/minloc" "$tmp/minloc.c" >"$tmp/out" 2>&1; then
+if "$prefix/bin/mpicc" -o "$tmp/minloc" "$top/test/topo/tuning_minloc.c" >"$tmp/out" 2>&1; then
     mkfile "$tmp/bcast-only.json" none bcast '{"comm_type=intra": {"algorithm=MPIR_Bcast_intra_binomial": {}},
         "comm_type=inter": {"algorithm=MPIR_Bcast_inter_remote_send_local_bcast": {}}}'
     run MPIR_CVAR_COLLECTIVE_FALLBACK=error MPIR_CVAR_COLL_SHM_LIMIT_PER_NODE=1 \

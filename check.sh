@@ -302,6 +302,7 @@ gen_testlist() {    # device
         eager="env=MPIR_CVAR_TOPO_EAGER_SETUP=1"
         echo "nonblocking 4 $nbp $eager $fb"
         echo "iallred 2 $nbp $eager $fb"
+        echo "nonblocking2 1 $nbp $eager $fb"
         echo "nonblocking2 4 $nbp $eager $fbs"
         echo "nonblocking3 3 $nbp $eager $fbs"
         echo "allred 4 arg=-count=100 env=MPIR_CVAR_ALLREDUCE_INTRA_ALGORITHM=nb $nbp $eager $fb"

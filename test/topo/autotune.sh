@@ -12,11 +12,9 @@
 #  3. A real (short) measuring run must produce files MPI_Init accepts.
 
 set -u
-prefix=$1
-dev=$2
-top=$(cd "$(dirname "$0")/../.." && pwd)
+prefix=$1 dev=$2
+. "$(dirname "$0")/tap.sh"
 tool=$top/maint/topo-autotune
-. "$top/test/topo/tap.sh"
 export MPIR_CVAR_NUM_CLIQUES=2
 
 "$prefix/bin/mpicc" -O2 -o "$tmp/coll_bench" "$top/bench/coll_bench.c" >"$tmp/out" 2>&1 ||

@@ -12,10 +12,8 @@
 # Prints "ok N - what" / "not ok N - what" lines (TAP-like).
 
 set -u
-prefix=$1
-dev=$2
-top=$(cd "$(dirname "$0")/../.." && pwd)
-. "$top/test/topo/tap.sh"
+prefix=$1 dev=$2
+. "$(dirname "$0")/tap.sh"
 . "$top/maint/topo-common.sh"
 
 if [ "$(id -u)" != 0 ] || ! ip netns add "tc-probe-$$" >/dev/null 2>&1; then

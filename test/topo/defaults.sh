@@ -8,11 +8,9 @@
 # Prints "ok N - what" / "not ok N - what" lines (TAP-like).
 
 set -u
-prefix=$1
-dev=$2
-top=$(cd "$(dirname "$0")/../.." && pwd)
+prefix=$1 dev=$2
 tap_tail=25
-. "$top/test/topo/tap.sh"
+. "$(dirname "$0")/tap.sh"
 export MPIR_CVAR_COLL_TRACE=1
 
 # sel COLL ALGO KIND SIZE: the selection chose ALGO on such a communicator

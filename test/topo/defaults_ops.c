@@ -7,6 +7,7 @@
  * data) */
 #include <mpi.h>
 #include <stdio.h>
+#include "topo_finish.h"
 
 #define N 4096
 static void keep_left(void *in, void *inout, int *len, MPI_Datatype * dt)
@@ -55,9 +56,5 @@ int main(int argc, char **argv)
     }
     MPI_Op_free(&left);
     MPI_Op_free(&add);
-    MPI_Allreduce(MPI_IN_PLACE, &errs, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
-    if (rank == 0)
-        printf(errs ? " Found %d wrong\n" : " No Errors\n", errs);
-    MPI_Finalize();
-    return 0;
+    return topo_finish(errs);
 }

@@ -16,11 +16,9 @@
 # Prints "ok N - what" / "not ok N - what" lines (TAP-like).
 
 set -u
-prefix=$1
-dev=$2
-top=$(cd "$(dirname "$0")/../.." && pwd)
+prefix=$1 dev=$2
+. "$(dirname "$0")/tap.sh"
 . "$top/maint/topo-common.sh"
-. "$top/test/topo/tap.sh"
 tap_timeout=180
 
 check "make install provides libmpich.so.12, Debian's name for MPICH's library" \

@@ -9,10 +9,8 @@
 # Prints "ok N - what" / "not ok N - what" lines (TAP-like).
 
 set -u
-prefix=$1
-dev=$2
-top=$(cd "$(dirname "$0")/../.." && pwd)
-. "$top/test/topo/tap.sh"
+prefix=$1 dev=$2
+. "$(dirname "$0")/tap.sh"
 tap_timeout=60
 
 "$prefix/bin/mpicc" -O2 -o "$tmp/fault" "$top/test/topo/fault.c" >"$tmp/out" 2>&1 ||

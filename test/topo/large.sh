@@ -10,10 +10,8 @@
 # Prints "ok N - what" / "not ok N - what" lines (TAP-like).
 
 set -u
-prefix=$1
-dev=$2
-top=$(cd "$(dirname "$0")/../.." && pwd)
-. "$top/test/topo/tap.sh"
+prefix=$1 dev=$2
+. "$(dirname "$0")/tap.sh"
 tap_timeout=240
 
 avail=$(awk '/^MemAvailable:/ {print int($2 / 1048576)}' /proc/meminfo)

@@ -16,6 +16,7 @@
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include "topo_finish.h"
 
 static int rank, size, errs;
 
@@ -129,9 +130,5 @@ int main(int argc, char **argv)
 
     MPI_Comm_free(&fresh);
     MPI_Comm_free(&init);
-    MPI_Allreduce(MPI_IN_PLACE, &errs, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
-    if (rank == 0)
-        printf(errs ? " Found %d wrong\n" : " No Errors\n", errs);
-    MPI_Finalize();
-    return 0;
+    return topo_finish(errs);
 }

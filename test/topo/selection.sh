@@ -9,12 +9,8 @@
 # and the print happens when they do.
 
 set -u
-prefix=$1
-coll=$2
-dev=$3
-here=$(cd "$(dirname "$0")" && pwd)
-top=$(cd "$here/../.." && pwd)
-. "$top/test/topo/tap.sh"
+prefix=$1 coll=$2 dev=$3
+. "$(dirname "$0")/tap.sh"
 export MPIR_CVAR_NUM_CLIQUES=2
 
 # A complete MPIR tuning file: MPICH's generic.json with allgather (intra

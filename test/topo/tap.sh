@@ -5,8 +5,11 @@
 # Optional: tap_tail (lines of the last output shown under a failure,
 # default 15), tap_timeout (seconds per launch, default 300), flip (1:
 # invert every check(), to show that the checks can fail).
-# Provides: $tmp (a scratch folder removed at exit), $mpiexec, $n, $fails,
-# and the functions below.
+# Provides: $top (the repository, from the sourcing script's path), $tmp
+# (a scratch folder removed at exit), $mpiexec, $n, $fails, and the
+# functions below.
+
+top=$(cd "$(dirname "$0")/../.." && pwd)
 
 mpiexec="$prefix/bin/mpiexec"
 tmp=$(mktemp -d)

@@ -6,11 +6,8 @@
 # Prints "ok N - what" / "not ok N - what" lines (TAP-like).
 
 set -u
-prefix=$1
-coll=$2
-dev=$3
-top=$(cd "$(dirname "$0")/../.." && pwd)
-. "$top/test/topo/tap.sh"
+prefix=$1 coll=$2 dev=$3
+. "$(dirname "$0")/tap.sh"
 export MPIR_CVAR_NUM_CLIQUES=2
 
 "$prefix/bin/mpicc" -O2 -o "$tmp/coll_bench" "$top/bench/coll_bench.c" >"$tmp/out" 2>&1 &&

@@ -13,16 +13,12 @@
 # then fail: a way to see that none passes vacuously).
 
 set -u
-prefix=$1
-coll=$2
-dev=$3
-here=$(cd "$(dirname "$0")" && pwd)
-top=$(cd "$here/../.." && pwd)
+prefix=$1 coll=$2 dev=$3
+. "$(dirname "$0")/tap.sh"
 tuning=$top/mpich/maint/tuning/coll
 flip=${TUNING_FLIP:-0}
 tap_tail=25
 tap_timeout=180
-. "$top/test/topo/tap.sh"
 unset MPIR_CVAR_NUM_CLIQUES MPIR_CVAR_CLIQUES_BY_BLOCK HWLOC_SYNTHETIC HWLOC_THISSYSTEM \
     MPIR_CVAR_COLL_SELECTION_TUNING_JSON_FILE MPIR_CVAR_CH4_COLL_SELECTION_TUNING_JSON_FILE \
     MPIR_CVAR_CH4_POSIX_COLL_SELECTION_TUNING_JSON_FILE MPIR_CVAR_COLL_SELECTION_TUNING_ERROR

@@ -7,6 +7,7 @@
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include "topo_finish.h"
 
 static int exercise(MPI_Comm comm)
 {
@@ -46,13 +47,5 @@ int main(int argc, char **argv)
         errs += exercise(half);
         MPI_Comm_free(&half);
     }
-    MPI_Allreduce(MPI_IN_PLACE, &errs, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
-    if (rank == 0) {
-        if (errs)
-            printf(" Found %d errors\n", errs);
-        else
-            printf(" No Errors\n");
-    }
-    MPI_Finalize();
-    return 0;
+    return topo_finish(errs);
 }

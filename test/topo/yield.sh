@@ -9,10 +9,8 @@
 # Prints "ok N - what" / "not ok N - what" lines (TAP-like).
 
 set -u
-prefix=$1
-dev=$2
-top=$(cd "$(dirname "$0")/../.." && pwd)
-. "$top/test/topo/tap.sh"
+prefix=$1 dev=$2
+. "$(dirname "$0")/tap.sh"
 
 "$prefix/bin/mpicc" -o "$tmp/yield_wait" "$top/test/topo/yield_wait.c" -ldl >"$tmp/out" 2>&1 &&
     cc -shared -fPIC -o "$tmp/yield_count.so" "$top/test/topo/yield_count.c" -ldl >>"$tmp/out" 2>&1 ||

@@ -127,36 +127,17 @@ static void run_all(MPI_Comm comm, int salt)
     check_vector(comm, 4099, salt + 1);
 }
 
+static void run_on(MPI_Comm comm, const char *name, int k)
+{
+    run_all(comm, k + 1);
+}
+
 int main(int argc, char **argv)
 {
-    int rank, size;
     MPI_Comm comm;
 
     MTest_Init(&argc, &argv);
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &size);
-
-    run_all(MPI_COMM_WORLD, 1);
-
-    /* shuffled ranks */
-    comm = topo_test_shuffled(MPI_COMM_WORLD, 12345);
-    run_all(comm, 2);
-    MPI_Comm_free(&comm);
-
-    /* reversed order */
-    MPI_Comm_split(MPI_COMM_WORLD, 0, size - rank, &comm);
-    run_all(comm, 3);
-    MPI_Comm_free(&comm);
-
-    /* uneven halves: the first third against the rest */
-    MPI_Comm_split(MPI_COMM_WORLD, rank < size / 3, rank, &comm);
-    run_all(comm, 4);
-    MPI_Comm_free(&comm);
-
-    /* node-local communicator (a clique when cliques are emulated) */
-    MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &comm);
-    run_all(comm, 5);
-    MPI_Comm_free(&comm);
+    topo_test_each_comm(run_on, 12345);
 
     /* several calls on a dup, to reuse the cached topology */
     MPI_Comm_dup(MPI_COMM_WORLD, &comm);

@@ -549,14 +549,16 @@ static void run_all(MPI_Comm comm, int which, int salt)
     }
 }
 
+/* the salts as before: 1 on MPI_COMM_WORLD, 1000 k on the k-th other */
+static void run_on(MPI_Comm comm, const char *name, int k)
+{
+    comm_name = name;
+    run_all(comm, k, k ? 1000 * k : 1);
+}
+
 int main(int argc, char **argv)
 {
-    int rank, size;
-    MPI_Comm comm;
-
     MTest_Init(&argc, &argv);
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &size);
 
     /* -noncommutative=0 / -userops=0: for runs with
      * MPIR_CVAR_COLLECTIVE_FALLBACK=error, where an algorithm that cannot
@@ -570,32 +572,7 @@ int main(int argc, char **argv)
     init_ptypes();
     init_uops();
 
-    comm_name = "world";
-    run_all(MPI_COMM_WORLD, 0, 1);
-
-    /* shuffled ranks */
-    comm = topo_test_shuffled(MPI_COMM_WORLD, 4242);
-    comm_name = "shuffled";
-    run_all(comm, 1, 1000);
-    MPI_Comm_free(&comm);
-
-    /* reversed order: the non-commutative result must follow it */
-    MPI_Comm_split(MPI_COMM_WORLD, 0, size - rank, &comm);
-    comm_name = "reversed";
-    run_all(comm, 2, 2000);
-    MPI_Comm_free(&comm);
-
-    /* uneven halves: the first third against the rest */
-    MPI_Comm_split(MPI_COMM_WORLD, rank < size / 3, rank, &comm);
-    comm_name = "uneven halves";
-    run_all(comm, 3, 3000);
-    MPI_Comm_free(&comm);
-
-    /* node-local communicator (a clique when cliques are emulated) */
-    MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &comm);
-    comm_name = "node-local";
-    run_all(comm, 4, 4000);
-    MPI_Comm_free(&comm);
+    topo_test_each_comm(run_on, 4242);
 
     free_uops();
     MTest_Finalize(errs);

@@ -526,7 +526,8 @@ cvars:
 /* > 0 while this process sets an engine up (its own communicators must not
  * get one) or commits a communicator inside progress (MPI_Comm_idup, an
  * intercommunicator's local one: a setup there would wait for peers from
- * within a nonblocking call). */
+ * within a nonblocking call).  A plain int: threads may race on it only
+ * under MPI_THREAD_MULTIPLE, where no eager setup is done anyway. */
 int MPIR_Topo_setup_hold;
 
 void MPIR_Topo_comm_committed(MPIR_Comm * comm)

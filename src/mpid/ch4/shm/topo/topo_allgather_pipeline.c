@@ -314,14 +314,9 @@ int MPIDI_Topo_allgather(const void *sendbuf, MPI_Aint sendcount, MPI_Datatype s
         return mpi_errno;
     }
 
-    mpi_errno = MPIDI_Topo_engine_get(comm, &e, errflag);
-    MPIR_ERR_CHECK(mpi_errno);
-    if (e->why_not) {
-        *why_not = e->why_not;
-        goto fn_exit;
-    }
+    MPIDI_TOPO_ENGINE_GET(comm, e, why_not, errflag);
 
-    if (e->flat) {
+    if (e->one_per_node) {
         /* one process per node: the leaders' exchange alone, on comm (the
          * choice by size of topo_multileader's leader step) */
         if (p * m < MPIR_CVAR_ALLGATHER_LONG_MSG_SIZE && !(p & (p - 1)))
@@ -378,12 +373,7 @@ int MPIDI_Topo_allgather(const void *sendbuf, MPI_Aint sendcount, MPI_Datatype s
             MPIDI_Topo_tbuf_init(&cb, whole, p * m, MPI_BYTE);
         mpi_errno = allgather_segment(e, &sb, whole ? &cb : &rb, m, multileader, comm, errflag);
     }
-    if (whole && mpi_errno == MPI_SUCCESS)
-        mpi_errno = MPIDI_Topo_tbuf_unpack(&rb, 0, whole, p * m);
-    if (staging_errno) {
-        MPIR_ERR_ADD(staging_errno, mpi_errno);
-        mpi_errno = staging_errno;
-    }
+    mpi_errno = MPIDI_Topo_staged_result(&rb, whole, p * m, staging_errno, mpi_errno);
     MPIR_ERR_CHECK(mpi_errno);
 
   fn_exit:

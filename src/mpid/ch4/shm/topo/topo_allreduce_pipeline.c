@@ -42,9 +42,9 @@
  * ((local processes - 1) x message), every process reduces all inputs
  * itself: one synchronisation (inputs arrived) instead of two (arrived,
  * slices reduced), which is what small messages pay for.  Measured on 2
- * ranks: direct 0.26 us vs sliced 0.30 us at 1 KiB, 0.41 vs 0.38 at 2 KiB,
+ * ranks: whole 0.26 us vs sliced 0.30 us at 1 KiB, 0.41 vs 0.38 at 2 KiB,
  * 1.27 vs 0.75 at 8 KiB. */
-#define MPIDI_TOPO_ALLREDUCE_DIRECT_WORK 2048
+#define MPIDI_TOPO_ALLREDUCE_WHOLE_WORK 2048
 
 /* the leaders' network step, used as is by both the rounds and the
  * one-process-per-node case */
@@ -98,13 +98,8 @@ static int allreduce_elements(const void *sendbuf, void *recvbuf, MPI_Aint count
     MPIR_Datatype_get_extent_macro(datatype, extent);
     MPIR_Type_get_true_extent_impl(datatype, &true_lb, &true_extent);
 
-    mpi_errno = MPIDI_Topo_engine_get(comm, &e, errflag);
-    MPIR_ERR_CHECK(mpi_errno);
-    if (e->why_not) {
-        *why_not = e->why_not;
-        goto fn_exit;
-    }
-    if (e->flat) {
+    MPIDI_TOPO_ENGINE_GET(comm, e, why_not, errflag);
+    if (e->one_per_node) {
         mpi_errno = root < 0 ?
             allreduce_net(sendbuf, recvbuf, count, datatype, op, comm, errflag) :
             reduce_net(sendbuf, recvbuf, count, datatype, op, root, comm, errflag);
@@ -132,7 +127,7 @@ static int allreduce_elements(const void *sendbuf, void *recvbuf, MPI_Aint count
     sbuf = sendbuf == MPI_IN_PLACE ? rbuf : (const char *) sendbuf;
 
     if (e->nnodes == 1 && R == 1 &&
-        (L - 1) * (count * extent) < MPIDI_TOPO_ALLREDUCE_DIRECT_WORK) {
+        (L - 1) * (count * extent) < MPIDI_TOPO_ALLREDUCE_WHOLE_WORK) {
         uint64_t r = base + 1;
         char *slot = MPIDI_TOPO_SLOT(e, r);
 

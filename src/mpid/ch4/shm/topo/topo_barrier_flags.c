@@ -35,14 +35,8 @@ int MPIDI_Topo_barrier_flags(MPIR_Comm * comm, const char **why_not, MPIR_Errfla
     uint64_t base, r;
     int hub;
 
-    *why_not = NULL;
-    mpi_errno = MPIDI_Topo_engine_get(comm, &e, errflag);
-    MPIR_ERR_CHECK(mpi_errno);
-    if (e->why_not) {
-        *why_not = e->why_not;
-        goto fn_exit;
-    }
-    if (e->flat) {
+    MPIDI_TOPO_ENGINE_GET(comm, e, why_not, errflag);
+    if (e->one_per_node) {
         /* one process per node: the network step alone */
         mpi_errno = MPIR_Barrier_intra_dissemination(comm, errflag);
         goto fn_exit;

@@ -259,13 +259,8 @@ int MPIDI_Topo_bcast_pipeline(void *buffer, MPI_Aint count, MPI_Datatype datatyp
     if (m == 0 || comm->local_size == 1)
         return MPI_SUCCESS;
 
-    mpi_errno = MPIDI_Topo_engine_get(comm, &e, errflag);
-    MPIR_ERR_CHECK(mpi_errno);
-    if (e->why_not) {
-        *why_not = e->why_not;
-        goto fn_exit;
-    }
-    if (e->flat) {
+    MPIDI_TOPO_ENGINE_GET(comm, e, why_not, errflag);
+    if (e->one_per_node) {
         /* one process per node: the network step alone, as MPICH would
          * run it on comm (below MPIR_CVAR_BCAST_MIN_PROCS processes a
          * scatter-allgather sends more than the message: 1.5x for two) */
@@ -301,12 +296,9 @@ int MPIDI_Topo_bcast_pipeline(void *buffer, MPI_Aint count, MPI_Datatype datatyp
             MPIDI_Topo_tbuf_discard(&cb);
         mpi_errno = bcast_segment(e, &cb, m, root, comm, errflag);
     }
-    if (tmp && comm->rank != root && mpi_errno == MPI_SUCCESS)
-        mpi_errno = MPIDI_Topo_tbuf_unpack(&tb, 0, tmp, m);
-    if (staging_errno) {
-        MPIR_ERR_ADD(staging_errno, mpi_errno);
-        mpi_errno = staging_errno;
-    }
+    /* (the root's buffer holds the data already) */
+    mpi_errno = MPIDI_Topo_staged_result(&tb, comm->rank != root ? tmp : NULL, m, staging_errno,
+                                         mpi_errno);
     MPIR_ERR_CHECK(mpi_errno);
 
   fn_exit:

@@ -496,7 +496,7 @@ static int engine_setup(MPIR_Comm * comm, MPIR_Topo_comm_t * topo, MPIDI_Topo_en
     if (e->max_local_size == 1) {
         /* no shared-memory stage: the algorithms run their network step on
          * comm itself, so no sub-communicators or segment are needed */
-        e->flat = 1;
+        e->one_per_node = 1;
         goto fn_exit;
     }
     for (int g = 0; g <= k; g++)
@@ -645,18 +645,20 @@ static int engine_setup(MPIR_Comm * comm, MPIR_Topo_comm_t * topo, MPIDI_Topo_en
     goto fn_exit;
 }
 
-int MPIDI_Topo_engine_get(MPIR_Comm * comm, MPIDI_Topo_engine_t ** e_out,
+int MPIDI_Topo_engine_get(MPIR_Comm * comm, MPIDI_Topo_engine_t ** e_out, const char **why_not,
                           MPIR_Errflag_t * errflag)
 {
     int mpi_errno = MPI_SUCCESS;
     MPIR_Topo_comm_t *topo;
     MPIDI_Topo_engine_t *e;
 
+    *why_not = NULL;
     /* nonblocking calls started before this one take their rounds first */
     mpi_errno = MPIR_Topo_nb_drain(comm);
     MPIR_ERR_CHECK(mpi_errno);
     if (comm->topo && comm->topo->engine) {
         *e_out = comm->topo->engine;
+        *why_not = (*e_out)->why_not;
         return MPI_SUCCESS;
     }
 
@@ -696,6 +698,7 @@ int MPIDI_Topo_engine_get(MPIR_Comm * comm, MPIDI_Topo_engine_t ** e_out,
         e->seg = NULL;
     }
     *e_out = e;
+    *why_not = e->why_not;
 
   fn_exit:
     return mpi_errno;
@@ -712,18 +715,18 @@ const char *MPIDI_Topo_engine_nb_why_not(MPIR_Comm * comm, int setup, int *mpi_e
     *mpi_errno = MPI_SUCCESS;
     if (why_not)
         return why_not;
-    if (setup)
-        *mpi_errno = MPIDI_Topo_engine_get(comm, &e, errflag);
-    else if (comm->topo)
+    if (setup) {
+        *mpi_errno = MPIDI_Topo_engine_get(comm, &e, &why_not, errflag);
+        if (*mpi_errno)
+            return NULL;
+    } else if (comm->topo)
         e = comm->topo->engine;
-    if (*mpi_errno)
-        return NULL;
     if (e == NULL)
         return "the engine is not set up on this communicator yet (a blocking collective "
             "that uses it, or a persistent one's init, sets it up)";
     if (e->why_not)
         return e->why_not;
-    if (e->flat)
+    if (e->one_per_node)
         return "one process per node (the network step alone: MPICH's own nonblocking "
             "algorithms are that)";
     return NULL;

@@ -71,7 +71,7 @@ typedef struct MPIDI_Topo_engine {
     int local_size, local_rank;
     int max_local_size;         /* largest node of the communicator */
     int is_leader;
-    int flat;                   /* one process per node on every node: only the
+    int one_per_node;           /* one process per node on every node: only the
                                  * network step runs, on comm itself */
     int *leader_local;          /* k entries: local index of each group's leader */
     int *group_lo;              /* k+1 entries: local index range of each group */
@@ -102,9 +102,21 @@ typedef struct MPIDI_Topo_engine {
 #define MPIDI_TOPO_CTRL(e, i) ((MPIDI_Topo_ctrl_t *) ((e)->ctrl_base + (size_t) (i) * MPIDI_TOPO_CTRL_SIZE))
 #define MPIDI_TOPO_SLOT(e, r) ((e)->data + ((r) % MPIDI_TOPO_NSLOTS) * (e)->slot_size)
 
-/* Collective on comm the first time.  On return *e is set; (*e)->why_not
- * says why the engine cannot run (the same on all members). */
-int MPIDI_Topo_engine_get(MPIR_Comm * comm, MPIDI_Topo_engine_t ** e, MPIR_Errflag_t * errflag);
+/* Collective on comm the first time.  On success *e is set and *why_not
+ * is NULL, or why the engine cannot run there (the same on all members:
+ * (*e)->why_not). */
+int MPIDI_Topo_engine_get(MPIR_Comm * comm, MPIDI_Topo_engine_t ** e, const char **why_not,
+                          MPIR_Errflag_t * errflag);
+/* The start of an engine algorithm, in MPICH's style of jumps
+ * (MPIR_ERR_CHECK): to fn_fail on an error, to fn_exit where the engine
+ * cannot run (*why_not says why), on with e set otherwise. */
+#define MPIDI_TOPO_ENGINE_GET(comm, e, why_not, errflag) \
+    do { \
+        mpi_errno = MPIDI_Topo_engine_get(comm, &(e), why_not, errflag); \
+        MPIR_ERR_CHECK(mpi_errno); \
+        if (*(why_not)) \
+            goto fn_exit; \
+    } while (0)
 
 /* Reserves n rounds for a call and returns the one before the first.
  * Every local process reserves the same rounds for the same call.  Before
@@ -189,6 +201,21 @@ void MPIDI_Topo_tbuf_discard(MPIDI_Topo_tbuf_t * t);
  * waits end, its leaders' sends carry the error bit) and return the error
  * this process reports. */
 int MPIDI_Topo_staging_failed(MPIDI_Topo_engine_t * e, MPI_Aint n, MPIR_Errflag_t * errflag);
+
+/* The end of a call that may have staged a derived type: the staged
+ * result (staged, len bytes; NULL: none) unpacked into the user's buffer t
+ * where the call went well, and the call's error, with a failed staging
+ * copy's first (MPI_ERR_NO_MEM, the cause) and what followed from it after. */
+static inline int MPIDI_Topo_staged_result(const MPIDI_Topo_tbuf_t * t, const void *staged,
+                                           MPI_Aint len, int staging_errno, int mpi_errno)
+{
+    if (staged && mpi_errno == MPI_SUCCESS)
+        mpi_errno = MPIDI_Topo_tbuf_unpack(t, 0, staged, len);
+    if (staging_errno == MPI_SUCCESS)
+        return mpi_errno;
+    MPIR_ERR_ADD(staging_errno, mpi_errno);
+    return staging_errno;
+}
 
 /* Before a leader sends its node's data to other nodes: once a local process
  * has failed, the sends carry the error bit, so that the other nodes fail

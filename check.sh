@@ -111,7 +111,7 @@ gen_testlist() {    # device
     fi
     ag="env=MPIR_CVAR_ALLGATHER_INTRA_ALGORITHM=topo_ring env=MPIR_CVAR_COLLECTIVE_FALLBACK=error"
     bc="env=MPIR_CVAR_BCAST_INTRA_ALGORITHM=topo_tree env=MPIR_CVAR_COLLECTIVE_FALLBACK=error"
-    small="env=MPIR_CVAR_BCAST_TOPO_TREE_CHUNK_SIZE=1000"
+    small="env=MPIR_CVAR_TOPO_BCAST_TREE_CHUNK_SIZE=1000"
     bind="mpiexecarg=-bind-to mpiexecarg=core"
     # two packages with a NUMA node each, as an hwloc XML file: a testlist
     # env= value cannot hold the spaces of an HWLOC_SYNTHETIC string
@@ -139,9 +139,9 @@ gen_testlist() {    # device
     echo "topo_allgather 4 $ag $bind $fake2pkg"
     echo "topo_allgather 3 $ag"
     echo "topo_bcast $big $bc $c2 $bind"
-    echo "topo_bcast 5 $bc $c3b env=MPIR_CVAR_BCAST_TOPO_TREE_CHUNK_SIZE=16384"
+    echo "topo_bcast 5 $bc $c3b env=MPIR_CVAR_TOPO_BCAST_TREE_CHUNK_SIZE=16384"
     echo "topo_bcast 4 $bc $bind $fake2pkg"
-    echo "topo_bcast 7 $bc $c4b env=MPIR_CVAR_BCAST_TOPO_TREE_CHUNK_SIZE=0"
+    echo "topo_bcast 7 $bc $c4b env=MPIR_CVAR_TOPO_BCAST_TREE_CHUNK_SIZE=0"
     # the forced bcast must also work with CH4 device collectives off, and
     # both algorithms through the generated MPICH CVAR test list
     echo "topo_bcast 4 $bc $c2 env=MPIR_CVAR_BCAST_DEVICE_COLLECTIVE=0"
@@ -152,9 +152,9 @@ gen_testlist() {    # device
     bcp="env=MPIR_CVAR_BCAST_INTRA_ALGORITHM=topo_pipeline $fb"
     arp="env=MPIR_CVAR_ALLREDUCE_INTRA_ALGORITHM=topo_pipeline $fb"
     chunk="env=MPIR_CVAR_TOPO_PIPELINE_CHUNK_SIZE=4096"
-    nocma="env=MPIR_CVAR_TOPO_CMA_THRESHOLD=-1"
+    nocma="env=MPIR_CVAR_TOPO_ALLGATHER_CMA_THRESHOLD=-1"
     # CMA is off by default for bcast and from 4 MiB for allgather: force it
-    cma="env=MPIR_CVAR_TOPO_CMA_THRESHOLD=32768 env=MPIR_CVAR_TOPO_BCAST_CMA_THRESHOLD=32768"
+    cma="env=MPIR_CVAR_TOPO_ALLGATHER_CMA_THRESHOLD=32768 env=MPIR_CVAR_TOPO_BCAST_CMA_THRESHOLD=32768"
     lead2="env=MPIR_CVAR_TOPO_LEADERS_PER_NODE=2"
     echo "allgather2 4 $agp $c2"
     echo "allgather3 5 $agp $c3b"

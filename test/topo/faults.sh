@@ -25,7 +25,7 @@ shm_clean() {
 #    returns an error (one node: all 4; two emulated nodes by block: ranks 0
 #    and 1, while the other node's data, sent by a leader that did not fail,
 #    may be complete)
-agp="MPIR_CVAR_ALLGATHER_INTRA_ALGORITHM=topo_pipeline MPIR_CVAR_TOPO_CMA_THRESHOLD=4096"
+agp="MPIR_CVAR_ALLGATHER_INTRA_ALGORITHM=topo_pipeline MPIR_CVAR_TOPO_ALLGATHER_CMA_THRESHOLD=4096"
 for cl in 1 2; do
     # shellcheck disable=SC2086
     run $agp MPIR_CVAR_NUM_CLIQUES=$cl MPIR_CVAR_CLIQUES_BY_BLOCK=1 4 "$tmp/fault" cma 65536
@@ -46,7 +46,7 @@ done
 #    many rounds): the job ends within 60 s, with a failure, and /dev/shm is
 #    left clean
 # shellcheck disable=SC2086
-run $agp MPIR_CVAR_TOPO_CMA_THRESHOLD=-1 MPIR_CVAR_TOPO_PIPELINE_CHUNK_SIZE=4096 4 \
+run $agp MPIR_CVAR_TOPO_ALLGATHER_CMA_THRESHOLD=-1 MPIR_CVAR_TOPO_PIPELINE_CHUNK_SIZE=4096 4 \
     "$tmp/fault" kill 1048576
 check "SIGKILL of one process mid-call: the job ends within 60 s with a failure" \
     '[ "$rc" != 124 ] && [ "$rc" != 0 ]'
@@ -80,8 +80,8 @@ for v in "1 1 seg" "2 1 seg" "2 1 cma" "2 0 cma"; do
     set -- $v
     cl=$1 bad=$2 mode=$3
     case $mode in
-        seg) modes="MPIR_CVAR_TOPO_CMA_THRESHOLD=-1 MPIR_CVAR_TOPO_BCAST_CMA_THRESHOLD=-1" ;;
-        cma) modes="MPIR_CVAR_TOPO_CMA_THRESHOLD=4096 MPIR_CVAR_TOPO_BCAST_CMA_THRESHOLD=4096" ;;
+        seg) modes="MPIR_CVAR_TOPO_ALLGATHER_CMA_THRESHOLD=-1 MPIR_CVAR_TOPO_BCAST_CMA_THRESHOLD=-1" ;;
+        cma) modes="MPIR_CVAR_TOPO_ALLGATHER_CMA_THRESHOLD=4096 MPIR_CVAR_TOPO_BCAST_CMA_THRESHOLD=4096" ;;
     esac
     # shellcheck disable=SC2086
     run MPIR_CVAR_ALLGATHER_INTRA_ALGORITHM=topo_pipeline \
@@ -117,7 +117,7 @@ done
 # errs); topo_ring's allgather stages nothing and must still be right
 for bad in 0 1; do
     run MPIR_CVAR_ALLGATHER_INTRA_ALGORITHM=topo_ring MPIR_CVAR_BCAST_INTRA_ALGORITHM=topo_tree \
-        MPIR_CVAR_COLLECTIVE_FALLBACK=error MPIR_CVAR_BCAST_TOPO_TREE_CHUNK_SIZE=4096 \
+        MPIR_CVAR_COLLECTIVE_FALLBACK=error MPIR_CVAR_TOPO_BCAST_TREE_CHUNK_SIZE=4096 \
         MPIR_CVAR_TOPO_DEBUG_STAGING_NOMEM=$bad MPIR_CVAR_NUM_CLIQUES=2 4 "$tmp/fault" staging 65536
     nown=$(grep -c "^fault: rank $bad: bcast: error class 34$" "$tmp/out")
     nag=$(grep -c '^fault: rank [0-3]: allgather: success class 0$' "$tmp/out")

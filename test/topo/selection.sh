@@ -105,4 +105,18 @@ else
     notok "FALLBACK=print: says so, falls back and the result is right"
 fi
 
+# 9./10. renamed CVARs: the old names still set them (environment aliases,
+#    until the next release), and the new name wins where both are set
+"$prefix/bin/mpicc" -o "$tmp/cvar_read" "$top/test/topo/cvar_read.c" >"$tmp/out" 2>&1
+new_names="MPIR_CVAR_TOPO_ALLGATHER_CMA_THRESHOLD MPIR_CVAR_TOPO_BCAST_TREE_CHUNK_SIZE"
+MPIR_CVAR_TOPO_CMA_THRESHOLD=12345 MPIR_CVAR_BCAST_TOPO_TREE_CHUNK_SIZE=777 \
+    run 1 "$tmp/cvar_read" $new_names
+check "old CVAR names set the renamed ones (TOPO_CMA_THRESHOLD, BCAST_TOPO_TREE_CHUNK_SIZE)" \
+    '[ $rc = 0 ] && grep -q "^MPIR_CVAR_TOPO_ALLGATHER_CMA_THRESHOLD=12345$" "$tmp/out" && grep -q "^MPIR_CVAR_TOPO_BCAST_TREE_CHUNK_SIZE=777$" "$tmp/out"'
+MPIR_CVAR_TOPO_CMA_THRESHOLD=12345 MPIR_CVAR_TOPO_ALLGATHER_CMA_THRESHOLD=54321 \
+    MPIR_CVAR_BCAST_TOPO_TREE_CHUNK_SIZE=777 MPIR_CVAR_TOPO_BCAST_TREE_CHUNK_SIZE=888 \
+    run 1 "$tmp/cvar_read" $new_names
+check "a renamed CVAR set by both names takes the new name's value" \
+    '[ $rc = 0 ] && grep -q "^MPIR_CVAR_TOPO_ALLGATHER_CMA_THRESHOLD=54321$" "$tmp/out" && grep -q "^MPIR_CVAR_TOPO_BCAST_TREE_CHUNK_SIZE=888$" "$tmp/out"'
+
 [ $fails = 0 ]

@@ -5,6 +5,29 @@
 #include "mpiimpl.h"
 #include "topo.h"
 
+/*
+=== BEGIN_MPI_T_CVAR_INFO_BLOCK ===
+
+cvars:
+    - name        : MPIR_CVAR_TOPO_BCAST_TREE_CHUNK_SIZE
+      category    : TOPO
+      alt-env     : MPIR_CVAR_BCAST_TOPO_TREE_CHUNK_SIZE
+      type        : int
+      default     : 65536
+      class       : none
+      verbosity   : MPI_T_VERBOSITY_USER_BASIC
+      scope       : MPI_T_SCOPE_ALL_EQ
+      description : >-
+        Pipeline chunk size in bytes for MPIR_CVAR_BCAST_INTRA_ALGORITHM=topo_tree.
+        Messages larger than this are cut into chunks that move down the
+        distance-aware tree one after the other, so every level of the tree
+        works at once. 0 disables pipelining (the whole message is one chunk).
+        (Until the next release also read from
+        MPIR_CVAR_BCAST_TOPO_TREE_CHUNK_SIZE, its old name.)
+
+=== END_MPI_T_CVAR_INFO_BLOCK ===
+*/
+
 /* Algorithm: distance-aware pipelined tree (Ma et al., Algorithm 1)
  *
  * The tree is Kruskal's minimum spanning tree over the hwloc/node distance
@@ -13,7 +36,7 @@
  * (socket interconnect, network) carries the message exactly once. Children
  * are served farthest first, as their subtrees are the deepest.
  *
- * Messages larger than MPIR_CVAR_BCAST_TOPO_TREE_CHUNK_SIZE move in chunks:
+ * Messages larger than MPIR_CVAR_TOPO_BCAST_TREE_CHUNK_SIZE move in chunks:
  * a process forwards chunk k to its children while it receives chunk k+1, so
  * all levels of the tree are busy at once. Non-contiguous datatypes are
  * packed into a contiguous buffer first.
@@ -95,7 +118,7 @@ int MPIR_Topo_bcast_tree(void *buffer, MPI_Aint count, MPI_Datatype datatype, in
         }
     }
 
-    chunk = MPIR_CVAR_BCAST_TOPO_TREE_CHUNK_SIZE > 0 ? MPIR_CVAR_BCAST_TOPO_TREE_CHUNK_SIZE : nbytes;
+    chunk = MPIR_CVAR_TOPO_BCAST_TREE_CHUNK_SIZE > 0 ? MPIR_CVAR_TOPO_BCAST_TREE_CHUNK_SIZE : nbytes;
     /* Chunks pay off only where they are forwarded: an edge from the root
      * to a leaf carries the message whole (over TCP a chunk cost about
      * 10 us on top of its bytes, which halved a 2-process bcast's speed).

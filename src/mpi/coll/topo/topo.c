@@ -15,19 +15,6 @@ categories :
       description : mpich-topo topology-aware collectives
 
 cvars:
-    - name        : MPIR_CVAR_BCAST_TOPO_TREE_CHUNK_SIZE
-      category    : TOPO
-      type        : int
-      default     : 65536
-      class       : none
-      verbosity   : MPI_T_VERBOSITY_USER_BASIC
-      scope       : MPI_T_SCOPE_ALL_EQ
-      description : >-
-        Pipeline chunk size in bytes for MPIR_CVAR_BCAST_INTRA_ALGORITHM=topo_tree.
-        Messages larger than this are cut into chunks that move down the
-        distance-aware tree one after the other, so every level of the tree
-        works at once. 0 disables pipelining (the whole message is one chunk).
-
     - name        : MPIR_CVAR_TOPO_PRINT
       category    : TOPO
       type        : boolean

@@ -4,6 +4,33 @@
 
 #include "topo_engine.h"
 
+/*
+=== BEGIN_MPI_T_CVAR_INFO_BLOCK ===
+
+cvars:
+    - name        : MPIR_CVAR_TOPO_ALLGATHER_CMA_THRESHOLD
+      category    : TOPO
+      alt-env     : MPIR_CVAR_TOPO_CMA_THRESHOLD
+      type        : int
+      default     : 4194304
+      class       : none
+      verbosity   : MPI_T_VERBOSITY_USER_BASIC
+      scope       : MPI_T_SCOPE_ALL_EQ
+      description : >-
+        Bytes per process from which allgather topo_pipeline copies
+        between local processes with one kernel-assisted copy (Linux CMA,
+        process_vm_readv) instead of through the node segment. -1 disables
+        it. The default comes from bench/: CMA copies ran at about a quarter
+        of memcpy's speed on cache-resident data, so the pipelined segment
+        (copy-in and copy-out overlapped) wins up to about 4 MiB and CMA's
+        single copy from there. Where the kernel refuses CMA (ptrace
+        restrictions, containers), the segment is used at every size.
+        (Until the next release also read from MPIR_CVAR_TOPO_CMA_THRESHOLD,
+        its old name.)
+
+=== END_MPI_T_CVAR_INFO_BLOCK ===
+*/
+
 /* Algorithms: leader-based allgather
  *   MPIR_CVAR_ALLGATHER_INTRA_ALGORITHM=topo_pipeline
  *   MPIR_CVAR_ALLGATHER_INTRA_ALGORITHM=topo_multileader
@@ -20,7 +47,7 @@
  * as soon as the step that brought it completes.  Two slots let round r+1
  * fill while round r drains.
  *
- * topo_pipeline, direct mode (CMA, >= MPIR_CVAR_TOPO_CMA_THRESHOLD bytes
+ * topo_pipeline, direct mode (CMA, >= MPIR_CVAR_TOPO_ALLGATHER_CMA_THRESHOLD bytes
  * per process): no staging.  Each leader reads its group's blocks from the
  * members' buffers with process_vm_readv, rings them between nodes inside
  * its receive buffer, and the others read each arriving node portion from
@@ -360,8 +387,8 @@ int MPIDI_Topo_allgather(const void *sendbuf, MPI_Aint sendcount, MPI_Datatype s
                 whole = tmp;
         }
     }
-    if (!multileader && e->cma && MPIR_CVAR_TOPO_CMA_THRESHOLD >= 0 &&
-        m >= MPIR_CVAR_TOPO_CMA_THRESHOLD) {
+    if (!multileader && e->cma && MPIR_CVAR_TOPO_ALLGATHER_CMA_THRESHOLD >= 0 &&
+        m >= MPIR_CVAR_TOPO_ALLGATHER_CMA_THRESHOLD) {
         char *recv = whole ? whole : rb.discard ? NULL : rb.buf + rb.lb;
         if (sendbuf != MPI_IN_PLACE && !whole && recv)
             mpi_errno = MPIDI_Topo_tbuf_pack(&sb, 0, recv + rank * m, m);

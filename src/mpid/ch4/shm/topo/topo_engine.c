@@ -44,38 +44,6 @@ cvars:
         engine; the segment (two slots plus 128 bytes per local process)
         counts against MPIR_CVAR_COLL_SHM_LIMIT_PER_NODE.
 
-    - name        : MPIR_CVAR_TOPO_CMA_THRESHOLD
-      category    : TOPO
-      type        : int
-      default     : 4194304
-      class       : none
-      verbosity   : MPI_T_VERBOSITY_USER_BASIC
-      scope       : MPI_T_SCOPE_ALL_EQ
-      description : >-
-        Bytes per process from which allgather topo_pipeline copies
-        between local processes with one kernel-assisted copy (Linux CMA,
-        process_vm_readv) instead of through the node segment. -1 disables
-        it. The default comes from bench/: CMA copies ran at about a quarter
-        of memcpy's speed on cache-resident data, so the pipelined segment
-        (copy-in and copy-out overlapped) wins up to about 4 MiB and CMA's
-        single copy from there. Where the kernel refuses CMA (ptrace
-        restrictions, containers), the segment is used at every size.
-
-    - name        : MPIR_CVAR_TOPO_BCAST_CMA_THRESHOLD
-      category    : TOPO
-      type        : int
-      default     : -1
-      class       : none
-      verbosity   : MPI_T_VERBOSITY_USER_BASIC
-      scope       : MPI_T_SCOPE_ALL_EQ
-      description : >-
-        Message size in bytes from which bcast topo_pipeline lets local
-        processes read the data with one kernel-assisted copy (Linux CMA)
-        from the leader's buffer instead of through the node segment. -1
-        (default) disables it: in bench/ the segment pipeline, where the
-        leader's copy-in and the readers' copy-out overlap, was faster at
-        every size up to 32 MiB.
-
     - name        : MPIR_CVAR_TOPO_CMA
       category    : TOPO
       type        : enum
@@ -85,8 +53,8 @@ cvars:
       scope       : MPI_T_SCOPE_ALL_EQ
       description : |-
         Whether the engine may copy between local processes with Linux CMA
-        (process_vm_readv), for the sizes MPIR_CVAR_TOPO_CMA_THRESHOLD and
-        MPIR_CVAR_TOPO_BCAST_CMA_THRESHOLD give.
+        (process_vm_readv), for the sizes MPIR_CVAR_TOPO_ALLGATHER_CMA_THRESHOLD
+        and MPIR_CVAR_TOPO_BCAST_CMA_THRESHOLD give.
         auto - where the kernel allows it as is: no Yama, or Yama's
                kernel.yama.ptrace_scope 0. Under ptrace_scope 1 a process
                may only read a sibling's memory once the sibling declares
@@ -606,7 +574,7 @@ static int engine_setup(MPIR_Comm * comm, MPIR_Topo_comm_t * topo, MPIDI_Topo_en
 
     /* publishes pids and zeroed counters before anyone reads them */
     use_cma = MPIR_CVAR_TOPO_CMA != MPIR_CVAR_TOPO_CMA_off &&
-        (MPIR_CVAR_TOPO_CMA_THRESHOLD >= 0 || MPIR_CVAR_TOPO_BCAST_CMA_THRESHOLD >= 0);
+        (MPIR_CVAR_TOPO_ALLGATHER_CMA_THRESHOLD >= 0 || MPIR_CVAR_TOPO_BCAST_CMA_THRESHOLD >= 0);
     if (e->local_size > 1 && use_cma) {
         mpi_errno = probe_cma(e, errflag);
         MPIR_ERR_CHECK(mpi_errno);

@@ -9,7 +9,7 @@
 #      round-robin, uneven), -bind-to core and a fake 2-package hwloc
 #      topology, plus our own MPI tests in test/mpi/coll (topo_*.c);
 #   3. per device, the checks in test/topo/: selection.sh, tuning.sh,
-#      defaults.sh, trace.sh, yield.sh, faults.sh, dropin.sh; on ofi also
+#      defaults.sh, trace.sh, yield.sh, split.sh, faults.sh, dropin.sh; on ofi also
 #      autotune.sh, bench/run.sh --smoke, cluster.sh (network namespaces),
 #      large.sh (2 GiB calls) and valgrind.sh;
 #   4. that no run left segments in /dev/shm.
@@ -393,6 +393,8 @@ run_device() {      # device
     if [ "$dev" = ofi ]; then
         tap_script "ch4:$dev cluster" "$builddir/cluster.log" "$top/test/topo/cluster.sh" "$prefix" "$dev"
     fi
+    # MPI_COMM_TYPE_HW_GUIDED against hwloc's own answer
+    tap_script "ch4:$dev split" "$builddir/split.log" "$top/test/topo/split.sh" "$prefix" "$dev"
     # fault injection: CMA refused mid-call, a process killed mid-call
     tap_script "ch4:$dev faults" "$builddir/faults.log" "$top/test/topo/faults.sh" "$prefix" "$dev"
     # drop-in: Debian's ScaLAPACK LU test (built against Debian's MPICH)

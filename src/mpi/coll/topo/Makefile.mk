@@ -18,6 +18,7 @@ mpi_core_sources += \
     src/mpi/coll/topo/csel_load.c \
     src/mpi/coll/topo/topo_entry.c \
     src/mpi/coll/topo/topo_nb.c \
+    src/mpi/coll/topo/topo_split.c \
     src/mpi/coll/topo/allgather_intra_topo_ring.c \
     src/mpi/coll/topo/bcast_intra_topo_tree.c
 

@@ -6,8 +6,9 @@
 #define TOPO_HOOKS_H_INCLUDED
 
 /* Hooks MPICH calls: collective setup/teardown (coll_impl.c), the end of a
- * communicator's commit (commutil.c, mpir_init.c for MPI_COMM_WORLD) and
- * MPI_Comm_idup's commit (contextid.c).  Kept out of the globally included
+ * communicator's commit (commutil.c, mpir_init.c for MPI_COMM_WORLD),
+ * MPI_Comm_idup's commit (contextid.c) and MPI_COMM_TYPE_HW_GUIDED
+ * (comm_split_type.c).  Kept out of the globally included
  * headers so that changing them rebuilds few files. */
 void MPIR_Topo_comm_free(MPIR_Comm * comm);     /* topo.c */
 void MPIR_Coll_trace_init(void);        /* coll_trace.c */
@@ -16,5 +17,8 @@ void MPIR_Coll_trace_finalize(void);    /* coll_trace.c */
  * committed; swallows its errors (the calls then fall back) */
 void MPIR_Topo_comm_committed(MPIR_Comm * comm);        /* topo_entry.c */
 extern int MPIR_Topo_setup_hold;        /* topo_entry.c: > 0, no eager setup */
+/* MPI_COMM_TYPE_HW_GUIDED for a resource name (comm_split_type.c) */
+int MPIR_Topo_split_hw_guided(MPIR_Comm * comm, int key, const char *name,
+                              MPIR_Comm ** newcomm);       /* topo_split.c */
 
 #endif /* TOPO_HOOKS_H_INCLUDED */

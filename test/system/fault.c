@@ -2,7 +2,7 @@
  * Copyright (C) by the mpich-topo authors. See COPYRIGHT in top-level directory.
  */
 
-/* Fault injection for the engine (test/topo/faults.sh).
+/* Fault injection for the engine (test/system/faults.sh).
  *
  *   fault cma BYTES   a CMA-sized allgather works; then every process
  *                     drops CAP_SYS_PTRACE (so that root is refused like

@@ -1,7 +1,7 @@
 #!/bin/sh
 # Runs MPICH's and our coll tests with the engine algorithms forced under
 # valgrind (memcheck) and fails on any error valgrind reports in any process.
-#   test/topo/valgrind.sh [DEVICE]     (default ofi; needs ./check.sh's build)
+#   test/system/valgrind.sh [DEVICE]     (default ofi; needs ./check.sh's build)
 set -u
 top=$(cd "$(dirname "$0")/../.." && pwd)
 dev=${1:-ofi}

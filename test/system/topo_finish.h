@@ -8,7 +8,7 @@
 #include <mpi.h>
 #include <stdio.h>
 
-/* The end of the test programs of test/topo: every process's count of
+/* The end of the test programs of test/system: every process's count of
  * wrong values summed, and rank 0 prints " No Errors" or " Found N wrong"
  * (what the scripts look for).  Returns main's exit status. */
 static inline int topo_finish(int errs)

@@ -19,12 +19,12 @@ sel() { grep -qE "^mpich-topo: +$1 +$2 +selection +$3 +$4:" "$tmp/out"; }
 sizes() { grep -A1 -E "^mpich-topo: +$1 +$2 +selection +$3 +$4:" "$tmp/out" | sed -n '2p'; }
 valid() { [ $rc = 0 ] && ! grep -q 'wrong' "$tmp/out"; }
 
-"$prefix/bin/mpicc" -O2 -o "$tmp/threads" "$top/test/topo/defaults_threads.c" -lpthread >"$tmp/out" 2>&1 &&
-    "$prefix/bin/mpicc" -O2 -o "$tmp/merged" "$top/test/topo/defaults_merged.c" >>"$tmp/out" 2>&1 &&
+"$prefix/bin/mpicc" -O2 -o "$tmp/threads" "$top/test/system/defaults_threads.c" -lpthread >"$tmp/out" 2>&1 &&
+    "$prefix/bin/mpicc" -O2 -o "$tmp/merged" "$top/test/system/defaults_merged.c" >>"$tmp/out" 2>&1 &&
     "$prefix/bin/mpicc" -O2 -o "$tmp/coll_bench" "$top/bench/coll_bench.c" >>"$tmp/out" 2>&1 &&
-    "$prefix/bin/mpicc" -O2 -o "$tmp/ops" "$top/test/topo/defaults_ops.c" >>"$tmp/out" 2>&1 &&
-    "$prefix/bin/mpicc" -O2 -o "$tmp/ctx" "$top/test/topo/defaults_ctx.c" >>"$tmp/out" 2>&1 &&
-    "$prefix/bin/mpicc" -O2 -o "$tmp/nb_defaults" "$top/test/topo/nb_defaults.c" >>"$tmp/out" 2>&1 ||
+    "$prefix/bin/mpicc" -O2 -o "$tmp/ops" "$top/test/system/defaults_ops.c" >>"$tmp/out" 2>&1 &&
+    "$prefix/bin/mpicc" -O2 -o "$tmp/ctx" "$top/test/system/defaults_ctx.c" >>"$tmp/out" 2>&1 &&
+    "$prefix/bin/mpicc" -O2 -o "$tmp/nb_defaults" "$top/test/system/nb_defaults.c" >>"$tmp/out" 2>&1 ||
     { notok "build the test programs"; tap_summary defaults; exit 1; }
 
 # every result is validated (-v); 16 B to 8 MiB per process

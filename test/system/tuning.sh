@@ -38,7 +38,7 @@ calls() {
 # ---------------------------------------------------------------- inputs
 
 # the probe (tuning_probe.c): allgathers and bcasts, with an argument also on a split
-if ! "$prefix/bin/mpicc" -o "$tmp/probe" "$top/test/topo/tuning_probe.c" >"$tmp/out" 2>&1; then
+if ! "$prefix/bin/mpicc" -o "$tmp/probe" "$top/test/system/tuning_probe.c" >"$tmp/out" 2>&1; then
     cat "$tmp/out"
     echo "not ok 1 - cannot build the probe program"
     exit 1
@@ -344,7 +344,7 @@ check "POSIX is_bound=yes, not bound: MPIR bcast on the node communicators (30 o
 # allreduce out keeps that the built-in tuning's choice, so MPICH's
 # algorithm runs without an error; a file that names topo_pipeline for
 # allreduce makes it the user's, and the call fails saying why.
-if "$prefix/bin/mpicc" -o "$tmp/minloc" "$top/test/topo/tuning_minloc.c" >"$tmp/out" 2>&1; then
+if "$prefix/bin/mpicc" -o "$tmp/minloc" "$top/test/system/tuning_minloc.c" >"$tmp/out" 2>&1; then
     mkfile "$tmp/bcast-only.json" none bcast '{"comm_type=intra": {"algorithm=MPIR_Bcast_intra_binomial": {}},
         "comm_type=inter": {"algorithm=MPIR_Bcast_inter_remote_send_local_bcast": {}}}'
     run MPIR_CVAR_COLLECTIVE_FALLBACK=error MPIR_CVAR_COLL_SHM_LIMIT_PER_NODE=1 \

@@ -13,7 +13,7 @@ set -u
 prefix=$1 dev=$2
 . "$(dirname "$0")/tap.sh"
 
-"$prefix/bin/mpicc" -o "$tmp/hw_guided" "$top/test/topo/hw_guided.c" -lhwloc >"$tmp/out" 2>&1 ||
+"$prefix/bin/mpicc" -o "$tmp/hw_guided" "$top/test/system/hw_guided.c" -lhwloc >"$tmp/out" 2>&1 ||
     { notok "build hw_guided.c"; tap_summary split; exit 1; }
 HWLOC_SYNTHETIC="pack:2 numa:1 core:1 pu:1" lstopo-no-graphics --of xml >"$tmp/2pkg.xml" 2>/dev/null ||
     { notok "lstopo-no-graphics could not write a 2-package topology"; tap_summary split; exit 1; }

@@ -20,8 +20,8 @@ if [ "${avail:-0}" -lt 12 ]; then
     tap_summary large
     exit 0
 fi
-"$prefix/bin/mpicc" -O2 -o "$tmp/large" "$top/test/topo/large.c" >"$tmp/out" 2>&1 ||
-    { notok "build test/topo/large.c"; tap_summary large; exit 1; }
+"$prefix/bin/mpicc" -O2 -o "$tmp/large" "$top/test/system/large.c" >"$tmp/out" 2>&1 ||
+    { notok "build test/system/large.c"; tap_summary large; exit 1; }
 
 forced="MPIR_CVAR_BCAST_INTRA_ALGORITHM=topo_pipeline MPIR_CVAR_ALLGATHER_INTRA_ALGORITHM=topo_pipeline
         MPIR_CVAR_ALLREDUCE_INTRA_ALGORITHM=topo_pipeline MPIR_CVAR_COLLECTIVE_FALLBACK=error"

@@ -12,8 +12,8 @@ set -u
 prefix=$1 dev=$2
 . "$(dirname "$0")/tap.sh"
 
-"$prefix/bin/mpicc" -o "$tmp/yield_wait" "$top/test/topo/yield_wait.c" -ldl >"$tmp/out" 2>&1 &&
-    cc -shared -fPIC -o "$tmp/yield_count.so" "$top/test/topo/yield_count.c" -ldl >>"$tmp/out" 2>&1 ||
+"$prefix/bin/mpicc" -o "$tmp/yield_wait" "$top/test/system/yield_wait.c" -ldl >"$tmp/out" 2>&1 &&
+    cc -shared -fPIC -o "$tmp/yield_count.so" "$top/test/system/yield_count.c" -ldl >>"$tmp/out" 2>&1 ||
     { notok "build yield_wait.c and yield_count.c"; tap_summary yield; exit 1; }
 
 yields() { sed -n 's/^yields \([0-9-]*\) value 42$/\1/p' "$tmp/out"; }

@@ -11,7 +11,7 @@ prefix=$1 coll=$2 dev=$3
 export MPIR_CVAR_NUM_CLIQUES=2
 
 "$prefix/bin/mpicc" -O2 -o "$tmp/coll_bench" "$top/bench/coll_bench.c" >"$tmp/out" 2>&1 &&
-    "$prefix/bin/mpicc" -O2 -o "$tmp/trace_pvar" "$top/test/topo/trace_pvar.c" >>"$tmp/out" 2>&1 ||
+    "$prefix/bin/mpicc" -O2 -o "$tmp/trace_pvar" "$top/test/system/trace_pvar.c" >>"$tmp/out" 2>&1 ||
     { notok "build the test programs"; tap_summary trace; exit 1; }
 
 # 1. the table: forced topo_pipeline allgather at 1 KiB and 64 KiB, with the

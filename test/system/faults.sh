@@ -13,8 +13,8 @@ prefix=$1 dev=$2
 . "$(dirname "$0")/tap.sh"
 tap_timeout=60
 
-"$prefix/bin/mpicc" -O2 -o "$tmp/fault" "$top/test/topo/fault.c" >"$tmp/out" 2>&1 ||
-    { notok "build test/topo/fault.c"; tap_summary faults; exit 1; }
+"$prefix/bin/mpicc" -O2 -o "$tmp/fault" "$top/test/system/fault.c" >"$tmp/out" 2>&1 ||
+    { notok "build test/system/fault.c"; tap_summary faults; exit 1; }
 
 shm_clean() {
     ! ls /dev/shm 2>/dev/null | grep -q -i -E 'mpi|topo|shm'

@@ -1,4 +1,4 @@
-# Shared by the checks in test/topo/*.sh (sourced, not run): TAP-like
+# Shared by the checks in test/system/*.sh (sourced, not run): TAP-like
 # "ok N - what" / "not ok N - what" lines and a launcher.
 #
 # Set before sourcing: prefix (the MPICH install prefix) and dev (ucx|ofi).

@@ -36,7 +36,7 @@ json.dump(tree, open(sys.argv[2], "w"), indent=1)
 EOF
 
 # 1. negative control: with one process per node the default selection
-#    never builds our topology (test/topo/defaults.sh checks where it does)
+#    never builds our topology (test/system/defaults.sh checks where it does)
 MPIR_CVAR_TOPO_PRINT=1 run 2 "$coll/topo_allgather"
 if [ $rc = 0 ] && grep -q ' No Errors' "$tmp/out" && ! grep -q 'mpich-topo: communicator' "$tmp/out"; then
     ok "default selection, one process per node: allgather correct, no topology-aware algorithm ran"
@@ -107,7 +107,7 @@ fi
 
 # 9./10. renamed CVARs: the old names still set them (environment aliases,
 #    until the next release), and the new name wins where both are set
-"$prefix/bin/mpicc" -o "$tmp/cvar_read" "$top/test/topo/cvar_read.c" >"$tmp/out" 2>&1
+"$prefix/bin/mpicc" -o "$tmp/cvar_read" "$top/test/system/cvar_read.c" >"$tmp/out" 2>&1
 new_names="MPIR_CVAR_TOPO_ALLGATHER_CMA_THRESHOLD MPIR_CVAR_TOPO_BCAST_TREE_CHUNK_SIZE"
 MPIR_CVAR_TOPO_CMA_THRESHOLD=12345 MPIR_CVAR_BCAST_TOPO_TREE_CHUNK_SIZE=777 \
     run 1 "$tmp/cvar_read" $new_names

@@ -32,7 +32,7 @@ MPIR_CVAR_COLL_TRACE=3 MPIR_CVAR_COLL_TRACE_CALLS=5 MPIR_CVAR_BCAST_INTRA_ALGORI
 c0=$(grep -c '^mpich-topo: \[rank 0\] ' "$tmp/out")
 c1=$(grep -c '^mpich-topo: \[rank 1\] ' "$tmp/out")
 if [ $rc = 0 ] && [ "$c0" = 5 ] && [ "$c1" = 5 ] &&
-    grep -q '^mpich-topo: \[rank 0\] [a-z]* [a-z_]* (\(cvar\|selection\|inside\|fallback\)) on a [a-z_]* communicator of [0-9]*, [0-9]* bytes per process$' "$tmp/out"; then
+    grep -q '^mpich-topo: \[rank 0\] [a-z]* [a-z_]* (\(cvar\|selection\|step_aside\|fallback\)) on a [a-z_]* communicator of [0-9]*, [0-9]* bytes per process$' "$tmp/out"; then
     ok "COLL_TRACE=3 prints the first MPIR_CVAR_COLL_TRACE_CALLS calls of each process"
 else
     notok "COLL_TRACE=3 prints the first MPIR_CVAR_COLL_TRACE_CALLS calls of each process ($c0, $c1 lines)"

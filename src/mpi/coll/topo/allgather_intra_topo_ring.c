@@ -62,21 +62,12 @@ int MPIR_Topo_allgather_ring(const void *sendbuf, MPI_Aint sendcount, MPI_Dataty
                                   (char *) recvbuf + rblock * recvcount * extent, recvcount,
                                   recvtype, left, MPIR_ALLGATHER_TAG, comm_ptr,
                                   MPI_STATUS_IGNORE, errflag);
-        if (mpi_errno) {
-            /* communication errors are recorded and the ring goes on */
-            *errflag = MPIX_ERR_PROC_FAILED == MPIR_ERR_GET_CLASS(mpi_errno) ?
-                MPIR_ERR_PROC_FAILED : MPIR_ERR_OTHER;
-            MPIR_ERR_SET(mpi_errno, *errflag, "**fail");
-            MPIR_ERR_ADD(mpi_errno_ret, mpi_errno);
-        }
+        /* communication errors are recorded and the ring goes on */
+        MPIR_ERR_COLL_CHECKANDCONT(mpi_errno, *errflag);
     }
 
   fn_exit:
-    if (mpi_errno_ret)
-        mpi_errno = mpi_errno_ret;
-    else if (*errflag != MPIR_ERR_NONE)
-        MPIR_ERR_SET(mpi_errno, *errflag, "**coll_fail");
-    return mpi_errno;
+    return MPIR_Topo_coll_result(mpi_errno, mpi_errno_ret, *errflag);
   fn_fail:
     goto fn_exit;
 }

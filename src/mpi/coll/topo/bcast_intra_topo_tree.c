@@ -37,7 +37,7 @@ cvars:
  * are served farthest first, as their subtrees are the deepest.
  *
  * Messages larger than MPIR_CVAR_TOPO_BCAST_TREE_CHUNK_SIZE move in chunks:
- * a process forwards chunk k to its children while it receives chunk k+1, so
+ * a process forwards chunk i to its children while it receives chunk i+1, so
  * all levels of the tree are busy at once. Non-contiguous datatypes are
  * packed into a contiguous buffer first.
  *
@@ -56,14 +56,14 @@ cvars:
 /* Completes and frees one chunk's sends, one by one as MPIC_Recv does
  * (MPIC_Waitall with MPI_STATUSES_IGNORE trips gcc's -Wstringop-overflow);
  * returns the first error. */
-static int wait_sends(MPIR_Request ** slot, int n, MPIR_Errflag_t * errflag)
+static int wait_sends(MPIR_Request ** sent, int n, MPIR_Errflag_t * errflag)
 {
     int ret = MPI_SUCCESS;
     for (int c = 0; c < n; c++) {
-        if (slot[c] == NULL)
+        if (sent[c] == NULL)
             continue;
-        int err = MPIC_Wait(slot[c], errflag);
-        MPIR_Request_free(slot[c]);
+        int err = MPIC_Wait(sent[c], errflag);
+        MPIR_Request_free(sent[c]);
         if (err && ret == MPI_SUCCESS)
             ret = err;
     }
@@ -129,7 +129,7 @@ int MPIR_Topo_bcast_tree(void *buffer, MPI_Aint count, MPI_Datatype datatype, in
     if (sink)
         sink_buf = MPIR_Topo_sink_alloc(comm_ptr, chunk);
 
-    /* TOPO_BCAST_SEND_DEPTH slots of chunk sends, then the root's whole ones */
+    /* TOPO_BCAST_SEND_DEPTH windows of chunk sends, then the root's whole ones */
     if ((TOPO_BCAST_SEND_DEPTH + 1) * nchildren <= TOPO_BCAST_STACK_REQS) {
         sreqs = stack_reqs;
     } else {
@@ -138,11 +138,12 @@ int MPIR_Topo_bcast_tree(void *buffer, MPI_Aint count, MPI_Datatype datatype, in
         MPIR_ERR_CHKANDJUMP(sreqs == NULL, mpi_errno, MPI_ERR_OTHER, "**nomem");
     }
     whole = sreqs + TOPO_BCAST_SEND_DEPTH * nchildren;
-    for (int c = 0; c < nchildren; c++) {
-        whole[c] = NULL;
-        if (rank == root && !topo->tree_child_forwards[c]) {
-            mpi_errno = MPIC_Isend(buf, sink ? 0 : nbytes, MPI_BYTE, children[c], MPIR_BCAST_TAG,
-                                   comm_ptr, &whole[c], errflag);
+    for (int child = 0; child < nchildren; child++) {
+        whole[child] = NULL;
+        if (rank == root && !topo->tree_child_forwards[child]) {
+            mpi_errno = MPIC_Isend(buf, sink ? 0 : nbytes, MPI_BYTE, children[child],
+                                   MPIR_BCAST_TAG,
+                                   comm_ptr, &whole[child], errflag);
             MPIR_ERR_CHECK(mpi_errno);
         }
     }
@@ -151,20 +152,20 @@ int MPIR_Topo_bcast_tree(void *buffer, MPI_Aint count, MPI_Datatype datatype, in
      * sends in flight: a chunk that arrives before its receive is posted
      * is buffered by the netmod and copied again (over TCP that halved
      * the bandwidth from 1 MiB on) */
-    for (MPI_Aint k = 0; parent >= 0 && k < MPL_MIN(nchunks, TOPO_BCAST_SEND_DEPTH); k++) {
-        mpi_errno = MPIC_Irecv(sink ? sink_buf : buf + k * chunk,
-                               MPL_MIN(chunk, nbytes - k * chunk), MPI_BYTE,
-                               parent, MPIR_BCAST_TAG, comm_ptr, &rreqs[k]);
+    for (MPI_Aint i = 0; parent >= 0 && i < MPL_MIN(nchunks, TOPO_BCAST_SEND_DEPTH); i++) {
+        mpi_errno = MPIC_Irecv(sink ? sink_buf : buf + i * chunk,
+                               MPL_MIN(chunk, nbytes - i * chunk), MPI_BYTE,
+                               parent, MPIR_BCAST_TAG, comm_ptr, &rreqs[i]);
         MPIR_ERR_CHECK(mpi_errno);
     }
-    for (MPI_Aint k = 0; k < nchunks; k++) {
-        MPI_Aint off = k * chunk;
+    for (MPI_Aint i = 0; i < nchunks; i++) {
+        MPI_Aint off = i * chunk;
         MPI_Aint len = MPL_MIN(chunk, nbytes - off);
-        MPIR_Request **slot = sreqs + (k % TOPO_BCAST_SEND_DEPTH) * nchildren;
+        MPIR_Request **sent = sreqs + (i % TOPO_BCAST_SEND_DEPTH) * nchildren;
 
         if (parent >= 0) {
-            MPIR_Request **r = &rreqs[k % TOPO_BCAST_SEND_DEPTH];
-            MPI_Aint next = k + TOPO_BCAST_SEND_DEPTH;
+            MPIR_Request **r = &rreqs[i % TOPO_BCAST_SEND_DEPTH];
+            MPI_Aint next = i + TOPO_BCAST_SEND_DEPTH;
             mpi_errno = MPIC_Wait(*r, errflag);
             /* a message marked failed: libfabric says so in its status
              * (UCX in its tag, which MPIC_Wait has seen) */
@@ -182,24 +183,25 @@ int MPIR_Topo_bcast_tree(void *buffer, MPI_Aint count, MPI_Datatype datatype, in
         }
         if (nchildren == 0)
             continue;
-        if (k >= TOPO_BCAST_SEND_DEPTH) {
-            mpi_errno = wait_sends(slot, nchildren, errflag);
+        if (i >= TOPO_BCAST_SEND_DEPTH) {
+            mpi_errno = wait_sends(sent, nchildren, errflag);
             MPIR_ERR_COLL_CHECKANDCONT(mpi_errno, *errflag);
         }
-        for (int c = 0; c < nchildren; c++) {
-            slot[c] = NULL;
-            if (rank == root && !topo->tree_child_forwards[c])
+        for (int child = 0; child < nchildren; child++) {
+            sent[child] = NULL;
+            if (rank == root && !topo->tree_child_forwards[child])
                 continue;
             mpi_errno = MPIC_Isend(sink ? NULL : buf + off, sink ? 0 : len, MPI_BYTE,
-                                   children[c], MPIR_BCAST_TAG, comm_ptr, &slot[c], errflag);
+                                   children[child], MPIR_BCAST_TAG, comm_ptr, &sent[child],
+                                   errflag);
             MPIR_ERR_CHECK(mpi_errno);
         }
     }
     if (nchildren > 0) {
         MPI_Aint first = nchunks > TOPO_BCAST_SEND_DEPTH ? nchunks - TOPO_BCAST_SEND_DEPTH : 0;
-        for (MPI_Aint k = first; k < nchunks; k++) {
-            MPIR_Request **slot = sreqs + (k % TOPO_BCAST_SEND_DEPTH) * nchildren;
-            mpi_errno = wait_sends(slot, nchildren, errflag);
+        for (MPI_Aint i = first; i < nchunks; i++) {
+            MPIR_Request **sent = sreqs + (i % TOPO_BCAST_SEND_DEPTH) * nchildren;
+            mpi_errno = wait_sends(sent, nchildren, errflag);
             MPIR_ERR_COLL_CHECKANDCONT(mpi_errno, *errflag);
         }
         mpi_errno = wait_sends(whole, nchildren, errflag);
@@ -217,11 +219,7 @@ int MPIR_Topo_bcast_tree(void *buffer, MPI_Aint count, MPI_Datatype datatype, in
         MPL_free(sreqs);
     MPL_free(tmp_buf);
     MPL_free(sink_buf);
-    if (mpi_errno_ret)
-        mpi_errno = mpi_errno_ret;
-    else if (*errflag != MPIR_ERR_NONE)
-        MPIR_ERR_SET(mpi_errno, *errflag, "**coll_fail");
-    return mpi_errno;
+    return MPIR_Topo_coll_result(mpi_errno, mpi_errno_ret, *errflag);
   fn_fail:
     goto fn_exit;
 }

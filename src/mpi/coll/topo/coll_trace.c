@@ -27,9 +27,10 @@ cvars:
         its first MPIR_CVAR_COLL_TRACE_CALLS calls as it happens. "how" is
         "cvar" (an _INTRA/_INTER_ALGORITHM CVAR forced it), "selection" (the
         JSON-driven selection picked it), "fallback" (a topology-aware
-        algorithm could not run and this stock one ran instead) or "inside"
-        (a stock algorithm that a topology-aware one used on its own or
-        MPICH's node sub-communicators, or during MPI_Init); the
+        algorithm could not run and this stock one ran instead) or
+        "step_aside" (a topology-aware algorithm stepped aside for this
+        stock one: on the engine's own or MPICH's node sub-communicators,
+        or during MPI_Init); the
         communicator kind shows whether it ran on the user's communicator
         ("parent" or "flat") or on a node ("node") or node-roots
         ("node_roots") sub-communicator of a CH4 composition. While it is
@@ -291,7 +292,7 @@ void MPIR_Coll_trace_redirect(MPIR_Comm * comm, const char *coll, const char *fr
         trace_entry_t *t = &trace_table[i];
         if (t->kind == kind && t->size == comm->local_size && t->bucket[b] > 0 &&
             !strcmp(t->coll, coll) && !strcmp(t->algo, from) && strcmp(t->how, "fallback") &&
-            strcmp(t->how, "inside")) {
+            strcmp(t->how, "step_aside")) {
             t->calls--;
             t->bucket[b]--;
             count_pvar(coll, from, -1);

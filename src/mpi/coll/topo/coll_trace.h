@@ -20,7 +20,7 @@ void MPIR_Coll_trace_record(MPIR_Comm * comm, const char *coll, const char *algo
     } while (0)
 
 /* A topology-aware algorithm `from` ran stock algorithm `algo` instead
- * (how: "fallback" or "inside"): counts the call for algo, not from. */
+ * (how: "fallback" or "step_aside"): counts the call for algo, not from. */
 void MPIR_Coll_trace_redirect(MPIR_Comm * comm, const char *coll, const char *from,
                               const char *algo, const char *how, MPI_Aint count,
                               MPI_Datatype dtype);

@@ -476,14 +476,14 @@ static int check_leaf(csel_check_t * c, const char *key, struct json_object *val
 static int check_object(csel_check_t * c, struct json_object *obj)
 {
     int mpi_errno = MPI_SUCCESS;
-    int nkeys = json_object_object_length(obj), k = 0;
+    int nkeys = json_object_object_length(obj), nseen = 0;
     int seen[CSEL_NFORMS] = { 0 };
     size_t path_len = strlen(c->path);
     char what[256];
 
     json_object_object_foreach(obj, key, val) {
         char *ckey = MPL_strdup_no_spaces(key);
-        int last = (++k == nkeys), f;
+        int last = (++nseen == nkeys), f;
 
         if (json_object_get_type(val) != json_type_object) {
             snprintf(what, sizeof(what), "the value of \"%.80s\" is not an object {...}", ckey);

@@ -223,8 +223,8 @@ static int check_duplicate_keys(const char *buf, size_t len)
                 continue;
             struct level *l = &lv[depth];
             l->expect_key = 0;
-            for (int k = 0; k < l->nkeys; k++) {
-                if (l->klen[k] == n && !memcmp(l->key[k], buf + start, n)) {
+            for (int j = 0; j < l->nkeys; j++) {
+                if (l->klen[j] == n && !memcmp(l->key[j], buf + start, n)) {
                     /* the path: the last key of each enclosing object */
                     for (int d = 0; d < depth; d++)
                         if (lv[d].is_object && lv[d].nkeys)

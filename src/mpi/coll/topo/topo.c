@@ -145,6 +145,15 @@ void *MPIR_Topo_sink_alloc(MPIR_Comm * comm, MPI_Aint n)
     return p;
 }
 
+int MPIR_Topo_coll_result(int mpi_errno, int mpi_errno_ret, MPIR_Errflag_t errflag)
+{
+    if (mpi_errno_ret)
+        return mpi_errno_ret;
+    if (errflag != MPIR_ERR_NONE)
+        MPIR_ERR_SET(mpi_errno, errflag, "**coll_fail");
+    return mpi_errno;
+}
+
 int MPIR_Topo_agree(MPIR_Comm * comm, int failed, MPIR_Errflag_t * errflag)
 {
     int mpi_errno, any = 0;

@@ -28,12 +28,11 @@ typedef struct MPIR_Topo_comm {
      * and frees it with the communicator. */
     void *engine;
     void (*engine_free) (void *engine);
-    /* 1 on communicators the engine creates for itself, and while it sets
-     * itself up on this one: the topology-aware algorithms then step aside
-     * for a stock one, since the engine's own collectives must not re-enter
-     * it. */
-    int internal;
-    int busy;
+    /* > 0: the topology-aware algorithms step aside for a stock one here,
+     * since the engine's own collectives must not re-enter it.  1 for life
+     * on the communicators the engine creates for itself, and raised while
+     * the engine sets itself up on this one. */
+    int step_aside;
     /* nonblocking and persistent calls started and not yet finished, in
      * start order (topo_nb.c) */
     struct MPIR_Topo_nb *nb_queue;
@@ -58,15 +57,19 @@ void *MPIR_Topo_sink_alloc(MPIR_Comm * comm, MPI_Aint n);
  * allocation) is learnt by all; returns MPI_ERR_NO_MEM on a process that
  * failed, an error naming a peer on the others, MPI_SUCCESS when none did. */
 int MPIR_Topo_agree(MPIR_Comm * comm, int failed, MPIR_Errflag_t * errflag);
+/* What a blocking algorithm returns: its own errors (mpi_errno_ret, as
+ * MPIR_ERR_COLL_CHECKANDCONT gathers them), else a failure elsewhere in the
+ * call (errflag, from a message marked failed), else mpi_errno. */
+int MPIR_Topo_coll_result(int mpi_errno, int mpi_errno_ret, MPIR_Errflag_t errflag);
 /* Collective over comm the first time (allgathers the members' locations),
  * local afterwards. */
 int MPIR_Topo_comm_get(MPIR_Comm * comm, MPIR_Topo_comm_t ** topo, MPIR_Errflag_t * errflag);
 /* Local: the comm's topo struct without building the map (NULL-safe for
- * marking internal communicators). */
+ * marking the engine's own communicators). */
 MPIR_Topo_comm_t *MPIR_Topo_comm_struct(MPIR_Comm * comm);
 /* True when an engine algorithm must step aside for a stock one on comm:
  * the engine's own communicators and one it is setting itself up on (see
- * MPIR_Topo_comm_t.internal/busy), and MPICH's node sub-communicators, on
+ * MPIR_Topo_comm_t.step_aside), and MPICH's node sub-communicators, on
  * which CH4 compositions run their parts (a barrier's node bcast, say):
  * an engine there would be a second, nested one.  Also during MPI_Init:
  * the netmod's post-init allreduce on MPI_COMM_WORLD runs before CH4 has
@@ -80,7 +83,7 @@ MPIR_Topo_comm_t *MPIR_Topo_comm_struct(MPIR_Comm * comm);
      (!HANDLE_IS_BUILTIN((comm)->handle) && !(comm)->tainted && (comm)->seq == 0) || \
      (comm)->hierarchy_kind == MPIR_COMM_HIERARCHY_KIND__NODE ||            \
      (comm)->hierarchy_kind == MPIR_COMM_HIERARCHY_KIND__NODE_ROOTS ||      \
-     ((comm)->topo && ((comm)->topo->internal || (comm)->topo->busy)))
+     ((comm)->topo && (comm)->topo->step_aside > 0))
 /* Local after MPIR_Topo_comm_get: the leader layout for k_request leaders
  * per node (0 = automatic); built on the first call, kept afterwards. */
 int MPIR_Topo_comm_get_layout(MPIR_Comm * comm, MPIR_Topo_comm_t * topo, int k_request);

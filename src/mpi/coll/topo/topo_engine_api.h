@@ -12,10 +12,16 @@
  * arguments; the reason is the same on every member of comm. */
 int MPIDI_Topo_bcast_pipeline(void *buffer, MPI_Aint count, MPI_Datatype datatype, int root,
                               MPIR_Comm * comm, const char **why_not, MPIR_Errflag_t * errflag);
+/* how allgather's leaders exchange their nodes' data: the pipelined ring
+ * (topo_pipeline) or one allgatherv after the aggregation (topo_multileader) */
+typedef enum {
+    MPIDI_TOPO_LEADERS_RING,
+    MPIDI_TOPO_LEADERS_ALLGATHERV
+} MPIDI_Topo_leader_step_t;
 int MPIDI_Topo_allgather(const void *sendbuf, MPI_Aint sendcount, MPI_Datatype sendtype,
                          void *recvbuf, MPI_Aint recvcount, MPI_Datatype recvtype,
-                         MPIR_Comm * comm, int multileader, const char **why_not,
-                         MPIR_Errflag_t * errflag);
+                         MPIR_Comm * comm, MPIDI_Topo_leader_step_t leader_step,
+                         const char **why_not, MPIR_Errflag_t * errflag);
 int MPIDI_Topo_allreduce_pipeline(const void *sendbuf, void *recvbuf, MPI_Aint count,
                                   MPI_Datatype datatype, MPI_Op op, MPIR_Comm * comm,
                                   const char **why_not, MPIR_Errflag_t * errflag);

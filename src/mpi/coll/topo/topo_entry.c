@@ -95,7 +95,7 @@ static int topo_entry(const MPIR_Topo_algo_t * algo, const MPIR_Topo_args_t * a,
 
   stock:
     MPIR_COLL_TRACE_REDIRECT(comm, algo->coll, algo->name, algo->stock_name(a),
-                             why_not ? "fallback" : "inside", a->count, a->datatype);
+                             why_not ? "fallback" : "step_aside", a->count, a->datatype);
     mpi_errno = algo->stock(a, errflag);
 
   fn_exit:
@@ -141,8 +141,8 @@ static int allgather_inter(const MPIR_Topo_args_t * a, MPIR_Errflag_t * errflag)
 /* GPU memory never reaches the engine's memcpy or CMA reads: it is staged
  * through host memory (NULL for host memory), so that every process runs
  * the engine whatever its buffers */
-static int allgather_engine(const MPIR_Topo_args_t * a, int multileader, const char **why_not,
-                            MPIR_Errflag_t * errflag)
+static int allgather_engine(const MPIR_Topo_args_t * a, MPIDI_Topo_leader_step_t leader_step,
+                            const char **why_not, MPIR_Errflag_t * errflag)
 {
     int mpi_errno;
     MPI_Aint rcount = a->count * a->comm->local_size;
@@ -153,7 +153,7 @@ static int allgather_engine(const MPIR_Topo_args_t * a, int multileader, const c
 
     mpi_errno = MPIDI_Topo_allgather(hsend ? hsend : a->sendbuf, a->sendcount, a->sendtype,
                                      hrecv ? hrecv : a->recvbuf, a->count, a->datatype, a->comm,
-                                     multileader, why_not, errflag);
+                                     leader_step, why_not, errflag);
     if (hsend)
         MPIR_gpu_host_free(hsend, a->sendcount, a->sendtype);
     if (hrecv && mpi_errno == MPI_SUCCESS && *why_not == NULL)
@@ -166,13 +166,13 @@ static int allgather_engine(const MPIR_Topo_args_t * a, int multileader, const c
 static int allgather_pipeline_run(const MPIR_Topo_args_t * a, const char **why_not,
                                   MPIR_Errflag_t * errflag)
 {
-    return allgather_engine(a, 0, why_not, errflag);
+    return allgather_engine(a, MPIDI_TOPO_LEADERS_RING, why_not, errflag);
 }
 
 static int allgather_multileader_run(const MPIR_Topo_args_t * a, const char **why_not,
                                      MPIR_Errflag_t * errflag)
 {
-    return allgather_engine(a, 1, why_not, errflag);
+    return allgather_engine(a, MPIDI_TOPO_LEADERS_ALLGATHERV, why_not, errflag);
 }
 #endif
 
@@ -604,7 +604,7 @@ static int topo_nb_sched(const MPIR_Topo_nb_algo_t * nb, const MPIR_Topo_args_t 
     MPIR_ERR_CHECK(mpi_errno);
   stock:
     MPIR_COLL_TRACE_REDIRECT(comm, nb->coll, "topo_pipeline", nb->stock_name,
-                             why_not ? "fallback" : "inside", a->count, a->datatype);
+                             why_not ? "fallback" : "step_aside", a->count, a->datatype);
     mpi_errno = nb->stock(a, sched);
 
   fn_exit:

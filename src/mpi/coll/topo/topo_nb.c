@@ -157,10 +157,10 @@ static void nb_trampoline(void)
 {
     MPIR_Topo_nb_t *op = MPIR_Topo_nb_current;
     MPIR_Errflag_t errflag = MPIR_ERR_NONE;
+    int mpi_errno_ret = op->body(op->arg, &errflag);
 
-    op->mpi_errno = op->body(op->arg, &errflag);
-    if (op->mpi_errno == MPI_SUCCESS && errflag != MPIR_ERR_NONE)
-        MPIR_ERR_SET(op->mpi_errno, errflag, "**coll_fail");
+    /* (errflag read only once the body has run) */
+    op->mpi_errno = MPIR_Topo_coll_result(MPI_SUCCESS, mpi_errno_ret, errflag);
     op->state = NB_DONE;
 #if MPIR_TOPO_NB_FAST_SWITCH
     /* for good: a finished call is started again on a fresh frame */

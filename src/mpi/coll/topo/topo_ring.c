@@ -45,30 +45,30 @@ static int ring_try(topo_ring_t * R, int u, int v)
     return 1;
 }
 
-/* Greedy over all pairs of the sorted vertex list V[0..k): edges in order
+/* Greedy over all pairs of the sorted vertex list V[0..nv): edges in order
  * (smaller, larger).  A vertex that reaches degree 2 is skipped for good;
  * per u at most two same-path vertices are passed over. */
-static void ring_clique(topo_ring_t * R, const int *V, int k, int *nxt)
+static void ring_clique(topo_ring_t * R, const int *V, int nv, int *nxt)
 {
     int i, j;
 
-    for (i = 0; i <= k; i++)
+    for (i = 0; i <= nv; i++)
         nxt[i] = i;
-    for (i = 0; i < k; i++) {
+    for (i = 0; i < nv; i++) {
         int u = V[i];
         if (R->deg[u] >= 2)
             continue;
-        for (j = next_alive(nxt, i + 1); j < k && R->deg[u] < 2; j = next_alive(nxt, j + 1))
+        for (j = next_alive(nxt, i + 1); j < nv && R->deg[u] < 2; j = next_alive(nxt, j + 1))
             if (ring_try(R, u, V[j]) && R->deg[V[j]] >= 2)
                 nxt[j] = j + 1;
         nxt[i] = i + 1;
     }
 }
 
-/* first index in V[0..k) with V[idx] > u */
-static int upper_bound(const int *V, int k, int u)
+/* first index in V[0..nv) with V[idx] > u */
+static int upper_bound(const int *V, int nv, int u)
 {
-    int lo = 0, hi = k;
+    int lo = 0, hi = nv;
     while (lo < hi) {
         int mid = lo + (hi - lo) / 2;
         if (V[mid] <= u)

@@ -31,9 +31,10 @@ cvars:
 === END_MPI_T_CVAR_INFO_BLOCK ===
 */
 
-/* Algorithms: leader-based allgather
+/* Algorithm: leader-based pipelined allgather
  *   MPIR_CVAR_ALLGATHER_INTRA_ALGORITHM=topo_pipeline
- *   MPIR_CVAR_ALLGATHER_INTRA_ALGORITHM=topo_multileader
+ * (and the segment rounds that topo_multileader shares, with another
+ * leader step: topo_allgather_multileader.c)
  *
  * Data is laid out in node-major order (MPIR_Topo_layout_t): a group's
  * blocks are contiguous, whatever the rank placement, so each leader moves
@@ -53,99 +54,54 @@ cvars:
  * its receive buffer, and the others read each arriving node portion from
  * the leader's buffer (and their own node's blocks from their owners).
  *
- * topo_multileader (Kandalla et al.): the same shared-memory aggregation,
- * but leaders exchange with one allgatherv (MPICH's choice: recursive
- * doubling or Bruck for small totals, a ring for large ones), and local
- * processes copy out after it; no overlap inside a round.
- *
  * Cost, m bytes per process, N nodes of L processes, k leaders per node,
  * p = N.L: every process copies m in and p.m out (segment mode; direct
  * mode reads the same bytes once, with no copy in); a group leader's ring
  * takes (N-1).alpha + (N-1).(L/k).m.beta on the network, the lower bound
  * of a node's traffic split over its k leaders; rounds overlap the ring of
- * one with the copies of the next.  topo_multileader pays its allgatherv's
- * cost (log N alpha for small totals) and no overlap. */
-
-/* A schedule's sends carry the error bit once one of its entries failed:
- * this one, first, fails when the call has already failed here */
-static int mark_failed(MPIR_Comm * comm, int tag, void *state)
-{
-    return MPI_ERR_OTHER;
-}
-
-/* Kandalla's leader exchange: recursive doubling (power-of-two leader
- * count) or Bruck for small totals, a ring for large ones.  Run as a
- * nonblocking schedule so that our waiting loop, which yields, completes
- * it. */
-static int leader_allgatherv(MPIDI_Topo_engine_t * e, char *buf, const MPI_Aint * counts,
-                             const MPI_Aint * displs, MPI_Aint total, MPIR_Errflag_t * errflag)
-{
-    int mpi_errno = MPI_SUCCESS, tag = -1, nn = e->nnodes;
-    MPIR_Comm *lc = e->leader_comm;
-    MPIR_Sched_t s = MPIR_SCHED_NULL;
-    MPIR_Request *req = NULL;
-
-    mpi_errno = MPIR_Sched_create(&s, MPIR_SCHED_KIND_REGULAR);
-    MPIR_ERR_CHECK(mpi_errno);
-    mpi_errno = MPIR_Sched_next_tag(lc, &tag);
-    MPIR_ERR_CHECK(mpi_errno);
-    MPIR_Sched_set_tag(s, tag);
-    if (*errflag) {
-        mpi_errno = MPIR_Sched_cb(&mark_failed, NULL, s);
-        MPIR_ERR_CHECK(mpi_errno);
-    }
-    if (total < MPIR_CVAR_ALLGATHER_LONG_MSG_SIZE && !(nn & (nn - 1)))
-        mpi_errno = MPIR_Iallgatherv_intra_sched_recursive_doubling(MPI_IN_PLACE, 0,
-                                                                    MPI_DATATYPE_NULL, buf,
-                                                                    counts, displs, MPI_BYTE,
-                                                                    lc, s);
-    else if (total < MPIR_CVAR_ALLGATHER_LONG_MSG_SIZE)
-        mpi_errno = MPIR_Iallgatherv_intra_sched_brucks(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, buf,
-                                                        counts, displs, MPI_BYTE, lc, s);
-    else
-        mpi_errno = MPIR_Iallgatherv_intra_sched_ring(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, buf,
-                                                      counts, displs, MPI_BYTE, lc, s);
-    MPIR_ERR_CHECK(mpi_errno);
-    mpi_errno = MPIR_Sched_start(s, lc, &req);
-    MPIR_ERR_CHECK(mpi_errno);
-    mpi_errno = MPIDI_Topo_waitall(e, 1, &req, errflag);
-
-  fn_exit:
-    return mpi_errno;
-  fn_fail:
-    goto fn_exit;
-}
+ * one with the copies of the next.
+ *
+ * Timeline, segment mode, N = 3 nodes, one leader each; round r moves
+ * slot_size/p bytes of every process's block, in slot r % 2:
+ *   round r:   everyone copies its piece in; the leader waits for its
+ *              group, then ring step 1 (its node's portion to the next
+ *              node), step 2 (the portion it just received): after each
+ *              step it raises avail and the others copy that portion out
+ *   round r+1: copies in to the other slot while round r's portions are
+ *              still being copied out; the leader starts its ring as soon
+ *              as its group has arrived */
 
 static int allgather_segment(MPIDI_Topo_engine_t * e, const MPIDI_Topo_tbuf_t * sb,
-                             const MPIDI_Topo_tbuf_t * rb, MPI_Aint m, int multileader,
-                             MPIR_Comm * comm, MPIR_Errflag_t * errflag)
+                             const MPIDI_Topo_tbuf_t * rb, MPI_Aint m,
+                             MPIDI_Topo_leader_step_t leader_step, MPIR_Comm * comm,
+                             MPIR_Errflag_t * errflag)
 {
     int mpi_errno = MPI_SUCCESS, mpi_errno_ret = MPI_SUCCESS;
     const MPIR_Topo_layout_t *l = e->layout;
     int p = comm->local_size, nn = e->nnodes, k = e->k, n = e->node, g = e->group;
-    int L = e->local_size, mypos = l->pos[comm->rank];
-    MPI_Aint c = (MPI_Aint) (e->slot_size / p), R = (m + c - 1) / c;
+    int nlocal = e->local_size, mypos = l->pos[comm->rank];
+    MPI_Aint per_round = (MPI_Aint) (e->slot_size / p), nrounds = (m + per_round - 1) / per_round;
     uint64_t base;
     MPIDI_Topo_ctrl_t *me = MPIDI_TOPO_CTRL(e, e->local_rank);
     MPI_Aint *counts = NULL, *displs = NULL;
     MPIR_CHKLMEM_DECL(2);
 
-    mpi_errno = MPIDI_Topo_rounds(e, R, &base, errflag);
+    mpi_errno = MPIDI_Topo_rounds(e, nrounds, &base, errflag);
     MPIR_ERR_CHECK(mpi_errno);
-    if (multileader && e->leader_comm) {
+    if (leader_step == MPIDI_TOPO_LEADERS_ALLGATHERV && e->leader_comm) {
         MPIR_CHKLMEM_MALLOC(counts, MPI_Aint *, nn * sizeof(MPI_Aint), mpi_errno, "counts",
                             MPL_MEM_COLL);
         MPIR_CHKLMEM_MALLOC(displs, MPI_Aint *, nn * sizeof(MPI_Aint), mpi_errno, "displs",
                             MPL_MEM_COLL);
     }
 
-    for (MPI_Aint i = 0; i < R; i++) {
+    for (MPI_Aint i = 0; i < nrounds; i++) {
         uint64_t r = base + 1 + i;
-        MPI_Aint off = i * c, len = MPL_MIN(c, m - off);
+        MPI_Aint off = i * per_round, len = MPL_MIN(per_round, m - off);
         char *slot = MPIDI_TOPO_SLOT(e, r);
 
         if (r > MPIDI_TOPO_NSLOTS)
-            MPIDI_TOPO_WAIT_ALL(e, done, 0, L, r - MPIDI_TOPO_NSLOTS);
+            MPIDI_TOPO_WAIT_ALL(e, done, 0, nlocal, r - MPIDI_TOPO_NSLOTS);
         mpi_errno = MPIDI_Topo_tbuf_pack(sb, off, slot + mypos * len, len);
         MPIDI_TOPO_LOCAL_ERR(e, mpi_errno, mpi_errno_ret, errflag);
         MPIDI_TOPO_SHARED_DEFINED(slot + mypos * len, len);
@@ -154,28 +110,26 @@ static int allgather_segment(MPIDI_Topo_engine_t * e, const MPIDI_Topo_tbuf_t * 
         if (e->is_leader && nn > 1) {
             MPIDI_TOPO_WAIT_ALL(e, arrive, e->group_lo[g], e->group_lo[g + 1], r);
             MPIDI_Topo_node_errflag(e, errflag);
-            if (multileader) {
-                MPI_Aint total = 0;
-                for (int x = 0; x < nn; x++) {
-                    counts[x] = (l->group_start[x * k + g + 1] - l->group_start[x * k + g]) * len;
-                    displs[x] = l->group_start[x * k + g] * len;
-                    total += counts[x];
-                }
-                mpi_errno = leader_allgatherv(e, slot, counts, displs, total, errflag);
+            if (leader_step == MPIDI_TOPO_LEADERS_ALLGATHERV) {
+                mpi_errno = MPIDI_Topo_multileader_step(e, slot, len, counts, displs, errflag);
                 MPIR_ERR_COLL_CHECKANDCONT(mpi_errno, *errflag);
                 MPL_atomic_release_store_uint64(&me->avail, MPIDI_TOPO_PROG(r, nn));
             } else {
                 int left = (n - 1 + nn) % nn, right = (n + 1) % nn;
                 MPL_atomic_release_store_uint64(&me->avail, MPIDI_TOPO_PROG(r, 1));
                 for (int s = 1; s < nn; s++) {
-                    int sx = (n - s + 1 + nn) % nn, rx = (n - s + nn) % nn;
-                    int s0 = l->group_start[sx * k + g], s1 = l->group_start[sx * k + g + 1];
-                    int r0 = l->group_start[rx * k + g], r1 = l->group_start[rx * k + g + 1];
+                    int send_node = (n - s + 1 + nn) % nn, recv_node = (n - s + nn) % nn;
+                    int send_lo = l->group_start[send_node * k + g];
+                    int send_hi = l->group_start[send_node * k + g + 1];
+                    int recv_lo = l->group_start[recv_node * k + g];
+                    int recv_hi = l->group_start[recv_node * k + g + 1];
                     MPIR_Request *reqs[2];
-                    mpi_errno = MPIC_Irecv(slot + r0 * len, (r1 - r0) * len, MPI_BYTE, left,
+                    mpi_errno = MPIC_Irecv(slot + recv_lo * len, (recv_hi - recv_lo) * len,
+                                           MPI_BYTE, left,
                                            MPIR_ALLGATHER_TAG, e->leader_comm, &reqs[0]);
                     MPIR_ERR_CHECK(mpi_errno);
-                    mpi_errno = MPIC_Isend(slot + s0 * len, (s1 - s0) * len, MPI_BYTE, right,
+                    mpi_errno = MPIC_Isend(slot + send_lo * len, (send_hi - send_lo) * len,
+                                           MPI_BYTE, right,
                                            MPIR_ALLGATHER_TAG, e->leader_comm, &reqs[1], errflag);
                     MPIR_ERR_CHECK(mpi_errno);
                     mpi_errno = MPIDI_Topo_waitall(e, 2, reqs, errflag);
@@ -188,16 +142,17 @@ static int allgather_segment(MPIDI_Topo_engine_t * e, const MPIDI_Topo_tbuf_t * 
         /* copy out node portions in the order the ring brings them; this
          * node's own as soon as its processes have arrived (waiting for the
          * leaders to relay that would cost a second hop) */
-        MPIDI_TOPO_WAIT_ALL(e, arrive, 0, L, r);
+        MPIDI_TOPO_WAIT_ALL(e, arrive, 0, nlocal, r);
         for (int s = 1; s <= nn; s++) {
             int x = (n - s + 1 + nn) % nn;
-            for (int gg = 0; gg < k; gg++) {
-                MPIDI_Topo_ctrl_t *lc = MPIDI_TOPO_CTRL(e, e->leader_local[gg]);
+            for (int grp = 0; grp < k; grp++) {
+                MPIDI_Topo_ctrl_t *leader_ctrl = MPIDI_TOPO_CTRL(e, e->leader_local[grp]);
+                int hi = l->group_start[x * k + grp + 1];
                 if (s > 1)
-                    MPIDI_TOPO_WAIT_GE(e, &lc->avail, MPIDI_TOPO_PROG(r, s));
-                for (int q = l->group_start[x * k + gg]; q < l->group_start[x * k + gg + 1]; q++) {
-                    mpi_errno = MPIDI_Topo_tbuf_unpack(rb, (MPI_Aint) l->order[q] * m + off,
-                                                       slot + q * len, len);
+                    MPIDI_TOPO_WAIT_GE(e, &leader_ctrl->avail, MPIDI_TOPO_PROG(r, s));
+                for (int pos = l->group_start[x * k + grp]; pos < hi; pos++) {
+                    mpi_errno = MPIDI_Topo_tbuf_unpack(rb, (MPI_Aint) l->order[pos] * m + off,
+                                                       slot + pos * len, len);
                     MPIDI_TOPO_LOCAL_ERR(e, mpi_errno, mpi_errno_ret, errflag);
                 }
             }
@@ -222,7 +177,7 @@ static int allgather_direct(MPIDI_Topo_engine_t * e, char *recv, MPI_Aint m, MPI
 {
     int mpi_errno = MPI_SUCCESS, mpi_errno_ret = MPI_SUCCESS;
     const MPIR_Topo_layout_t *l = e->layout;
-    int nn = e->nnodes, k = e->k, n = e->node, g = e->group, L = e->local_size;
+    int nn = e->nnodes, k = e->k, n = e->node, g = e->group, nlocal = e->local_size;
     int nstart = l->node_start[n];
     uint64_t r;
     MPIDI_Topo_ctrl_t *me = MPIDI_TOPO_CTRL(e, e->local_rank);
@@ -249,26 +204,29 @@ static int allgather_direct(MPIDI_Topo_engine_t * e, char *recv, MPI_Aint m, MPI
         if (sink)
             sink_buf = MPIR_Topo_sink_alloc(comm, m);
         /* gather my group's blocks from their owners */
-        for (int q = l->group_start[n * k + g]; q < l->group_start[n * k + g + 1]; q++) {
-            int loc = q - nstart, rk = l->order[q];
-            MPIDI_Topo_ctrl_t *xc = MPIDI_TOPO_CTRL(e, loc);
+        for (int pos = l->group_start[n * k + g]; pos < l->group_start[n * k + g + 1]; pos++) {
+            int loc = pos - nstart, rk = l->order[pos];
+            MPIDI_Topo_ctrl_t *owner_ctrl = MPIDI_TOPO_CTRL(e, loc);
             if (loc == e->local_rank || sink)
                 continue;
-            MPIDI_TOPO_WAIT_GE(e, &xc->arrive, r);
-            mpi_errno = MPIDI_Topo_cma_read(e, loc, recv + rk * m, xc->addr + rk * m, m);
+            MPIDI_TOPO_WAIT_GE(e, &owner_ctrl->arrive, r);
+            mpi_errno = MPIDI_Topo_cma_read(e, loc, recv + rk * m, owner_ctrl->addr + rk * m, m);
             MPIDI_TOPO_LOCAL_ERR(e, mpi_errno, mpi_errno_ret, errflag);
         }
         MPIDI_Topo_node_errflag(e, errflag);
         MPL_atomic_release_store_uint64(&me->avail, MPIDI_TOPO_PROG(r, 1));
         for (int s = 1; s < nn; s++) {
-            int sx = (n - s + 1 + nn) % nn, rx = (n - s + nn) % nn, nr = 0;
-            for (int q = l->group_start[rx * k + g]; q < l->group_start[rx * k + g + 1]; q++) {
-                mpi_errno = MPIC_Irecv(sink ? sink_buf : recv + l->order[q] * m, m, MPI_BYTE, left,
+            int send_node = (n - s + 1 + nn) % nn, recv_node = (n - s + nn) % nn, nr = 0;
+            int recv_hi = l->group_start[recv_node * k + g + 1];
+            int send_hi = l->group_start[send_node * k + g + 1];
+            for (int pos = l->group_start[recv_node * k + g]; pos < recv_hi; pos++) {
+                mpi_errno = MPIC_Irecv(sink ? sink_buf : recv + l->order[pos] * m, m, MPI_BYTE,
+                                       left,
                                        MPIR_ALLGATHER_TAG, e->leader_comm, &reqs[nr++]);
                 MPIR_ERR_CHECK(mpi_errno);
             }
-            for (int q = l->group_start[sx * k + g]; q < l->group_start[sx * k + g + 1]; q++) {
-                mpi_errno = MPIC_Isend(sink ? NULL : recv + l->order[q] * m, sink ? 0 : m,
+            for (int pos = l->group_start[send_node * k + g]; pos < send_hi; pos++) {
+                mpi_errno = MPIC_Isend(sink ? NULL : recv + l->order[pos] * m, sink ? 0 : m,
                                        MPI_BYTE, right,
                                        MPIR_ALLGATHER_TAG, e->leader_comm, &reqs[nr++], errflag);
                 MPIR_ERR_CHECK(mpi_errno);
@@ -280,34 +238,36 @@ static int allgather_direct(MPIDI_Topo_engine_t * e, char *recv, MPI_Aint m, MPI
     }
 
     /* my node's blocks, straight from their owners */
-    for (int loc = 0; loc < L; loc++) {
+    for (int loc = 0; loc < nlocal; loc++) {
         int rk = l->order[nstart + loc];
-        MPIDI_Topo_ctrl_t *xc = MPIDI_TOPO_CTRL(e, loc);
+        MPIDI_Topo_ctrl_t *owner_ctrl = MPIDI_TOPO_CTRL(e, loc);
         if (sink || loc == e->local_rank ||
             (leading && loc >= e->group_lo[g] && loc < e->group_lo[g + 1]))
             continue;
-        MPIDI_TOPO_WAIT_GE(e, &xc->arrive, r);
-        mpi_errno = MPIDI_Topo_cma_read(e, loc, recv + rk * m, xc->addr + rk * m, m);
+        MPIDI_TOPO_WAIT_GE(e, &owner_ctrl->arrive, r);
+        mpi_errno = MPIDI_Topo_cma_read(e, loc, recv + rk * m, owner_ctrl->addr + rk * m, m);
         MPIDI_TOPO_LOCAL_ERR(e, mpi_errno, mpi_errno_ret, errflag);
     }
     /* other nodes' blocks, from the leader that brought them */
     for (int s = 2; s <= nn; s++) {
         int x = (n - s + 1 + nn) % nn;
-        for (int gg = 0; gg < k; gg++) {
-            int ll = e->leader_local[gg];
-            MPIDI_Topo_ctrl_t *lc = MPIDI_TOPO_CTRL(e, ll);
-            if (sink || (leading && gg == g))
+        for (int grp = 0; grp < k; grp++) {
+            int grp_leader = e->leader_local[grp];
+            MPIDI_Topo_ctrl_t *leader_ctrl = MPIDI_TOPO_CTRL(e, grp_leader);
+            if (sink || (leading && grp == g))
                 continue;
-            MPIDI_TOPO_WAIT_GE(e, &lc->avail, MPIDI_TOPO_PROG(r, s));
-            for (int q = l->group_start[x * k + gg]; q < l->group_start[x * k + gg + 1]; q++) {
-                int rk = l->order[q];
-                mpi_errno = MPIDI_Topo_cma_read(e, ll, recv + rk * m, lc->addr + rk * m, m);
+            MPIDI_TOPO_WAIT_GE(e, &leader_ctrl->avail, MPIDI_TOPO_PROG(r, s));
+            int hi = l->group_start[x * k + grp + 1];
+            for (int pos = l->group_start[x * k + grp]; pos < hi; pos++) {
+                int rk = l->order[pos];
+                mpi_errno = MPIDI_Topo_cma_read(e, grp_leader, recv + rk * m,
+                                                leader_ctrl->addr + rk * m, m);
                 MPIDI_TOPO_LOCAL_ERR(e, mpi_errno, mpi_errno_ret, errflag);
             }
         }
     }
     MPL_atomic_release_store_uint64(&me->done, r);
-    MPIDI_TOPO_WAIT_ALL(e, done, 0, L, r);
+    MPIDI_TOPO_WAIT_ALL(e, done, 0, nlocal, r);
 
   fn_exit:
     MPL_free(sink_buf);
@@ -319,8 +279,8 @@ static int allgather_direct(MPIDI_Topo_engine_t * e, char *recv, MPI_Aint m, MPI
 
 int MPIDI_Topo_allgather(const void *sendbuf, MPI_Aint sendcount, MPI_Datatype sendtype,
                          void *recvbuf, MPI_Aint recvcount, MPI_Datatype recvtype,
-                         MPIR_Comm * comm, int multileader, const char **why_not,
-                         MPIR_Errflag_t * errflag)
+                         MPIR_Comm * comm, MPIDI_Topo_leader_step_t leader_step,
+                         const char **why_not, MPIR_Errflag_t * errflag)
 {
     int mpi_errno = MPI_SUCCESS, staging_errno = MPI_SUCCESS;
     MPIDI_Topo_engine_t *e;
@@ -387,7 +347,8 @@ int MPIDI_Topo_allgather(const void *sendbuf, MPI_Aint sendcount, MPI_Datatype s
                 whole = tmp;
         }
     }
-    if (!multileader && e->cma && MPIR_CVAR_TOPO_ALLGATHER_CMA_THRESHOLD >= 0 &&
+    if (leader_step == MPIDI_TOPO_LEADERS_RING && e->cma &&
+        MPIR_CVAR_TOPO_ALLGATHER_CMA_THRESHOLD >= 0 &&
         m >= MPIR_CVAR_TOPO_ALLGATHER_CMA_THRESHOLD) {
         char *recv = whole ? whole : rb.discard ? NULL : rb.buf + rb.lb;
         if (sendbuf != MPI_IN_PLACE && !whole && recv)
@@ -398,7 +359,7 @@ int MPIDI_Topo_allgather(const void *sendbuf, MPI_Aint sendcount, MPI_Datatype s
         MPIDI_Topo_tbuf_t cb;
         if (whole)
             MPIDI_Topo_tbuf_init(&cb, whole, p * m, MPI_BYTE);
-        mpi_errno = allgather_segment(e, &sb, whole ? &cb : &rb, m, multileader, comm, errflag);
+        mpi_errno = allgather_segment(e, &sb, whole ? &cb : &rb, m, leader_step, comm, errflag);
     }
     mpi_errno = MPIDI_Topo_staged_result(&rb, whole, p * m, staging_errno, mpi_errno);
     MPIR_ERR_CHECK(mpi_errno);

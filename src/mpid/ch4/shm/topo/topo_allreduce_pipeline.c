@@ -32,11 +32,16 @@
  * network, recursive doubling or reduce-scatter/allgather on N nodes
  * (log N alpha + 2.c/k beta at least; reduce: log N alpha + c/k beta);
  * everyone (reduce: the root) copies c out.  Rounds overlap the network
- * step of one with the local work of the next. */
-
-/* area a of a slot holds the span of local process a's elements; element
- * 0's base is the area minus true_lb */
-#define AREA(slot, a) ((slot) + (a) * stride - true_lb)
+ * step of one with the local work of the next.
+ *
+ * Timeline, as allreduce_elements runs it (iteration i = round_in of round
+ * i, then round_out of round i-1):
+ *   iteration 0: copy in 0, reduce slice of 0, leaders start net(0)
+ *   iteration 1: copy in 1, reduce slice of 1, leaders start net(1);
+ *                leaders finish net(0), everyone copies 0 out
+ *   iteration 2: copy in 2 (slot of round 0, free once everyone copied it
+ *                out), ...; leaders finish net(1), copy 1 out
+ * so net(i) crosses the network while round i+1 is copied in and reduced. */
 
 /* Within one node, below this many bytes of reduction work per process
  * ((local processes - 1) x message), every process reduces all inputs
@@ -76,6 +81,174 @@ static int reduce_net(const void *sendbuf, void *recvbuf, MPI_Aint count, MPI_Da
                                       errflag);
 }
 
+/* One call's rounds: what its phases share */
+typedef struct {
+    MPIDI_Topo_engine_t *e;
+    const char *sbuf;
+    char *rbuf;
+    MPI_Aint count;
+    MPI_Datatype datatype;
+    MPI_Op op;
+    int root;                   /* < 0: allreduce */
+    int root_node;
+    int wants;                  /* this process gets the result */
+    int is_contig;
+    MPI_Aint extent, true_lb, true_extent;
+    MPI_Aint c;                 /* elements per round */
+    MPI_Aint stride;            /* bytes between areas */
+    uint64_t base;              /* the round before the call's first */
+    MPIR_Request *nreq[2];      /* leaders: network steps in flight */
+    MPIR_Errflag_t *errflag;
+} reduction_t;
+
+/* area a of a slot holds the span of local process a's elements; element
+ * 0's base is the area minus true_lb */
+static char *area(const reduction_t * x, char *slot, int a)
+{
+    return slot + a * x->stride - x->true_lb;
+}
+
+/* A one-round call within one node (below MPIDI_TOPO_ALLREDUCE_WHOLE_WORK):
+ * every process that gets the result reduces all inputs itself. */
+static int whole_round(reduction_t * x)
+{
+    int mpi_errno = MPI_SUCCESS, mpi_errno_ret = MPI_SUCCESS;
+    MPIDI_Topo_engine_t *e = x->e;
+    MPIDI_Topo_ctrl_t *me = MPIDI_TOPO_CTRL(e, e->local_rank);
+    int nlocal = e->local_size;
+    uint64_t r = x->base + 1;
+    char *slot = MPIDI_TOPO_SLOT(e, r);
+    MPI_Aint span = (x->count - 1) * x->extent + x->true_extent;
+
+    /* a process arrives at the first round of a call only once it is
+     * done with every earlier round: if this process saw them all
+     * arrive at round r - 1 in such a call (this path), they are done
+     * with round r - 2, whose slot this is */
+    if (r > MPIDI_TOPO_NSLOTS && e->all_arrived + 1 < r)
+        MPIDI_TOPO_WAIT_ALL(e, done, 0, nlocal, r - MPIDI_TOPO_NSLOTS);
+    memcpy(slot + e->local_rank * x->stride, x->sbuf + x->true_lb, span);
+    MPIDI_TOPO_SHARED_DEFINED(slot + e->local_rank * x->stride, span);
+    MPL_atomic_release_store_uint64(&me->arrive, r);
+    if (!x->wants) {
+        /* reduce: nothing to read (the root's done guards this slot) */
+        MPL_atomic_release_store_uint64(&me->done, r);
+        return MPI_SUCCESS;
+    }
+    MPIDI_TOPO_WAIT_ALL(e, arrive, 0, nlocal, r);
+    e->all_arrived = r;
+    /* the same order everywhere, so that every process gets the same
+     * bits (floating point): area 0 op (area 1 op (... op area L-1)) */
+    mpi_errno = MPIR_Localcopy(area(x, slot, nlocal - 1), x->count, x->datatype, x->rbuf,
+                               x->count, x->datatype);
+    MPIDI_TOPO_LOCAL_ERR(e, mpi_errno, mpi_errno_ret, x->errflag);
+    for (int a = nlocal - 2; a >= 0; a--) {
+        mpi_errno = MPIR_Reduce_local(area(x, slot, a), x->rbuf, x->count, x->datatype, x->op);
+        MPIDI_TOPO_LOCAL_ERR(e, mpi_errno, mpi_errno_ret, x->errflag);
+    }
+    MPL_atomic_release_store_uint64(&me->done, r);
+    return mpi_errno_ret;
+}
+
+/* Round i's local part: copy in, reduce my slice across the areas into
+ * area 0, and (leaders) start the network step on the group's share. */
+static int round_in(reduction_t * x, MPI_Aint i)
+{
+    int mpi_errno = MPI_SUCCESS, mpi_errno_ret = MPI_SUCCESS;
+    MPIDI_Topo_engine_t *e = x->e;
+    MPIDI_Topo_ctrl_t *me = MPIDI_TOPO_CTRL(e, e->local_rank);
+    int nlocal = e->local_size, mine = e->local_rank;
+    uint64_t r = x->base + 1 + i;
+    MPI_Aint off = i * x->c, n = MPL_MIN(x->c, x->count - off);
+    char *slot = MPIDI_TOPO_SLOT(e, r);
+    MPI_Aint slice_lo = n * mine / nlocal, slice_hi = n * (mine + 1) / nlocal;
+    MPI_Aint span = (n - 1) * x->extent + x->true_extent;
+
+    if (r > MPIDI_TOPO_NSLOTS)
+        MPIDI_TOPO_WAIT_ALL(e, done, 0, nlocal, r - MPIDI_TOPO_NSLOTS);
+    memcpy(slot + mine * x->stride, x->sbuf + off * x->extent + x->true_lb, span);
+    MPIDI_TOPO_SHARED_DEFINED(slot + mine * x->stride, span);
+    MPL_atomic_release_store_uint64(&me->arrive, r);
+
+    /* my slice, reduced across the areas into area 0, starting with the
+     * area after mine (no all_arrived here: within these rounds a process
+     * arrives at round r before it copies round r - 1 out) */
+    MPIDI_TOPO_WAIT_ALL(e, arrive, 0, nlocal, r);
+    for (int j = 0; j < nlocal && slice_hi > slice_lo; j++) {
+        int a = (mine + j) % nlocal;
+        if (a == 0)
+            continue;
+        mpi_errno = MPIR_Reduce_local(area(x, slot, a) + slice_lo * x->extent,
+                                      area(x, slot, 0) + slice_lo * x->extent,
+                                      slice_hi - slice_lo, x->datatype, x->op);
+        MPIDI_TOPO_LOCAL_ERR(e, mpi_errno, mpi_errno_ret, x->errflag);
+    }
+    MPL_atomic_release_store_uint64(&me->reduced, r);
+
+    if (e->is_leader && e->nnodes > 1) {
+        /* leader g's share of the round is the same element range on
+         * every node, whatever the node sizes */
+        MPI_Aint share_lo = n * e->group / e->k, share_hi = n * (e->group + 1) / e->k;
+        MPIDI_TOPO_WAIT_ALL(e, reduced, 0, nlocal, r);
+        if (e->leader_comm && share_hi > share_lo) {
+            char *share = area(x, slot, 0) + share_lo * x->extent;
+            if (x->root < 0)
+                mpi_errno = MPIR_Iallreduce_impl(MPI_IN_PLACE, share, share_hi - share_lo,
+                                                 x->datatype, x->op, e->leader_comm,
+                                                 &x->nreq[r % 2]);
+            else
+                mpi_errno = MPIR_Ireduce_impl(e->node == x->root_node ? MPI_IN_PLACE : share,
+                                              share, share_hi - share_lo, x->datatype, x->op,
+                                              x->root_node, e->leader_comm, &x->nreq[r % 2]);
+            MPIR_ERR_COLL_CHECKANDCONT(mpi_errno, *x->errflag);
+        }
+    }
+    return mpi_errno_ret;
+}
+
+/* Round i's way out: (leaders) finish the network step, then everyone that
+ * gets the result copies it out once every leader has. */
+static int round_out(reduction_t * x, MPI_Aint i)
+{
+    int mpi_errno = MPI_SUCCESS, mpi_errno_ret = MPI_SUCCESS;
+    MPIDI_Topo_engine_t *e = x->e;
+    MPIDI_Topo_ctrl_t *me = MPIDI_TOPO_CTRL(e, e->local_rank);
+    uint64_t r = x->base + 1 + i;
+    MPI_Aint off = i * x->c, n = MPL_MIN(x->c, x->count - off);
+    char *slot = MPIDI_TOPO_SLOT(e, r);
+
+    if (e->nnodes > 1 && e->is_leader) {
+        mpi_errno = MPIDI_Topo_waitall(e, 1, &x->nreq[r % 2], x->errflag);
+        MPIR_ERR_COLL_CHECKANDCONT(mpi_errno, *x->errflag);
+        MPL_atomic_release_store_uint64(&me->avail, MPIDI_TOPO_PROG(r, 1));
+    }
+    if (!x->wants) {
+        /* reduce: done with the round once my slice (and, for a leader,
+         * its network step) is; the root's done guards the slot until it
+         * has copied the result out */
+        MPL_atomic_release_store_uint64(&me->done, r);
+        return mpi_errno_ret;
+    }
+    if (e->nnodes == 1) {
+        /* nothing crosses the network: the slices themselves say when the
+         * round is reduced (one hop, not two via leaders) */
+        MPIDI_TOPO_WAIT_ALL(e, reduced, 0, e->local_size, r);
+    } else {
+        for (int g = 0; g < e->k; g++)
+            MPIDI_TOPO_WAIT_GE(e, &MPIDI_TOPO_CTRL(e, e->leader_local[g])->avail,
+                               MPIDI_TOPO_PROG(r, 1));
+    }
+    if (x->is_contig && x->extent == x->true_extent)
+        memcpy(x->rbuf + off * x->extent + x->true_lb, slot, n * x->extent);
+    else {
+        /* leave the user's holes alone */
+        mpi_errno = MPIR_Localcopy(area(x, slot, 0), n, x->datatype, x->rbuf + off * x->extent,
+                                   n, x->datatype);
+        MPIDI_TOPO_LOCAL_ERR(e, mpi_errno, mpi_errno_ret, x->errflag);
+    }
+    MPL_atomic_release_store_uint64(&me->done, r);
+    return mpi_errno_ret;
+}
+
 /* The rounds, on count elements of a predefined type (MPIR_Topo_basic_t);
  * root < 0: allreduce, every process gets the result */
 static int allreduce_elements(const void *sendbuf, void *recvbuf, MPI_Aint count,
@@ -84,19 +257,16 @@ static int allreduce_elements(const void *sendbuf, void *recvbuf, MPI_Aint count
 {
     int mpi_errno = MPI_SUCCESS, mpi_errno_ret = MPI_SUCCESS;
     MPIDI_Topo_engine_t *e = NULL;
-    MPI_Aint extent, c, R, true_lb, true_extent, stride;
-    MPIR_Request *nreq[2] = { NULL, NULL };
-    int is_contig, L, me_l, k, g, wants, root_node = -1;
-    uint64_t base;
-    MPIDI_Topo_ctrl_t *me;
-    char *rbuf;
-    const char *sbuf;
+    MPI_Aint nrounds;
+    reduction_t x = {.datatype = datatype,.op = op,.count = count,.root = root,
+        .root_node = -1,.errflag = errflag
+    };
 
-    /* (all_arrived below relies on two slots) */
+    /* (all_arrived relies on two slots) */
     MPL_COMPILE_TIME_ASSERT(MPIDI_TOPO_NSLOTS == 2);
-    MPIR_Datatype_is_contig(datatype, &is_contig);
-    MPIR_Datatype_get_extent_macro(datatype, extent);
-    MPIR_Type_get_true_extent_impl(datatype, &true_lb, &true_extent);
+    MPIR_Datatype_is_contig(datatype, &x.is_contig);
+    MPIR_Datatype_get_extent_macro(datatype, x.extent);
+    MPIR_Type_get_true_extent_impl(datatype, &x.true_lb, &x.true_extent);
 
     MPIDI_TOPO_ENGINE_GET(comm, e, why_not, errflag);
     if (e->one_per_node) {
@@ -105,152 +275,49 @@ static int allreduce_elements(const void *sendbuf, void *recvbuf, MPI_Aint count
             reduce_net(sendbuf, recvbuf, count, datatype, op, root, comm, errflag);
         goto fn_exit;
     }
-    wants = root < 0 || comm->rank == root;     /* this process gets the result */
+    x.e = e;
+    x.wants = root < 0 || comm->rank == root;
     if (root >= 0)
-        root_node = e->layout->node[root];
-    L = e->local_size;
-    me_l = e->local_rank;
-    k = e->k;
-    g = e->group;
+        x.root_node = e->layout->node[root];
     /* the same round size on every node: sized for the largest node */
-    c = (MPI_Aint) (e->slot_size / e->max_local_size) / extent;
-    if (c == 0) {
+    x.c = (MPI_Aint) (e->slot_size / e->max_local_size) / x.extent;
+    if (x.c == 0) {
         *why_not = "one element is larger than a slot (MPIR_CVAR_TOPO_PIPELINE_CHUNK_SIZE)";
         goto fn_exit;
     }
-    R = (count + c - 1) / c;
-    mpi_errno = MPIDI_Topo_rounds(e, R, &base, errflag);
+    nrounds = (count + x.c - 1) / x.c;
+    mpi_errno = MPIDI_Topo_rounds(e, nrounds, &x.base, errflag);
     MPIR_ERR_CHECK(mpi_errno);
-    me = MPIDI_TOPO_CTRL(e, me_l);
-    stride = c * extent;        /* bytes between areas */
-    rbuf = (char *) recvbuf;
-    sbuf = sendbuf == MPI_IN_PLACE ? rbuf : (const char *) sendbuf;
+    x.stride = x.c * x.extent;
+    x.rbuf = (char *) recvbuf;
+    x.sbuf = sendbuf == MPI_IN_PLACE ? x.rbuf : (const char *) sendbuf;
 
-    if (e->nnodes == 1 && R == 1 &&
-        (L - 1) * (count * extent) < MPIDI_TOPO_ALLREDUCE_WHOLE_WORK) {
-        uint64_t r = base + 1;
-        char *slot = MPIDI_TOPO_SLOT(e, r);
-
-        /* a process arrives at the first round of a call only once it is
-         * done with every earlier round: if this process saw them all
-         * arrive at round r - 1 in such a call (this path), they are done
-         * with round r - 2, whose slot this is */
-        if (r > MPIDI_TOPO_NSLOTS && e->all_arrived + 1 < r)
-            MPIDI_TOPO_WAIT_ALL(e, done, 0, L, r - MPIDI_TOPO_NSLOTS);
-        memcpy(slot + me_l * stride, sbuf + true_lb, (count - 1) * extent + true_extent);
-        MPIDI_TOPO_SHARED_DEFINED(slot + me_l * stride, (count - 1) * extent + true_extent);
-        MPL_atomic_release_store_uint64(&me->arrive, r);
-        if (!wants) {
-            /* reduce: nothing to read (the root's done guards this slot) */
-            MPL_atomic_release_store_uint64(&me->done, r);
-            goto fn_exit;
-        }
-        MPIDI_TOPO_WAIT_ALL(e, arrive, 0, L, r);
-        e->all_arrived = r;
-        /* the same order everywhere, so that every process gets the same
-         * bits (floating point): area 0 op (area 1 op (... op area L-1)) */
-        mpi_errno = MPIR_Localcopy(AREA(slot, L - 1), count, datatype, rbuf, count, datatype);
-        MPIDI_TOPO_LOCAL_ERR(e, mpi_errno, mpi_errno_ret, errflag);
-        for (int a = L - 2; a >= 0; a--) {
-            mpi_errno = MPIR_Reduce_local(AREA(slot, a), rbuf, count, datatype, op);
-            MPIDI_TOPO_LOCAL_ERR(e, mpi_errno, mpi_errno_ret, errflag);
-        }
-        MPL_atomic_release_store_uint64(&me->done, r);
+    if (e->nnodes == 1 && nrounds == 1 &&
+        (e->local_size - 1) * (count * x.extent) < MPIDI_TOPO_ALLREDUCE_WHOLE_WORK) {
+        mpi_errno_ret = whole_round(&x);
         goto fn_exit;
     }
-
-    /* Round r's network step runs (nonblocking, progressed by our waits)
-     * while the node copies round r-1 out and fills round r+1: iteration i
-     * does the local part of round i and the copy-out of round i-1. */
-    for (MPI_Aint i = 0; i <= R; i++) {
-        if (i < R) {
-            uint64_t r = base + 1 + i;
-            MPI_Aint off = i * c, n = MPL_MIN(c, count - off);
-            char *slot = MPIDI_TOPO_SLOT(e, r);
-            MPI_Aint s0 = n * me_l / L, s1 = n * (me_l + 1) / L;
-
-            if (r > MPIDI_TOPO_NSLOTS)
-                MPIDI_TOPO_WAIT_ALL(e, done, 0, L, r - MPIDI_TOPO_NSLOTS);
-            memcpy(slot + me_l * stride, sbuf + off * extent + true_lb,
-                   (n - 1) * extent + true_extent);
-            MPIDI_TOPO_SHARED_DEFINED(slot + me_l * stride, (n - 1) * extent + true_extent);
-            MPL_atomic_release_store_uint64(&me->arrive, r);
-
-            /* my slice, reduced across the areas into area 0 (no
-             * all_arrived here: within these rounds a process arrives at
-             * round r before it copies round r - 1 out) */
-            MPIDI_TOPO_WAIT_ALL(e, arrive, 0, L, r);
-            for (int j = 0; j < L && s1 > s0; j++) {
-                int a = (me_l + j) % L;
-                if (a == 0)
-                    continue;
-                mpi_errno = MPIR_Reduce_local(AREA(slot, a) + s0 * extent,
-                                              AREA(slot, 0) + s0 * extent, s1 - s0, datatype, op);
-                MPIDI_TOPO_LOCAL_ERR(e, mpi_errno, mpi_errno_ret, errflag);
-            }
-            MPL_atomic_release_store_uint64(&me->reduced, r);
-
-            if (e->is_leader && e->nnodes > 1) {
-                /* leader g's share of the round is the same element range
-                 * on every node, whatever the node sizes */
-                MPI_Aint g0 = n * g / k, g1 = n * (g + 1) / k;
-                MPIDI_TOPO_WAIT_ALL(e, reduced, 0, L, r);
-                if (e->leader_comm && g1 > g0) {
-                    char *mine = AREA(slot, 0) + g0 * extent;
-                    if (root < 0)
-                        mpi_errno = MPIR_Iallreduce_impl(MPI_IN_PLACE, mine, g1 - g0, datatype,
-                                                         op, e->leader_comm, &nreq[r % 2]);
-                    else
-                        mpi_errno = MPIR_Ireduce_impl(e->node == root_node ? MPI_IN_PLACE : mine,
-                                                      mine, g1 - g0, datatype, op, root_node,
-                                                      e->leader_comm, &nreq[r % 2]);
-                    MPIR_ERR_COLL_CHECKANDCONT(mpi_errno, *errflag);
-                }
-            }
+    /* Round i's network step runs (nonblocking, progressed by our waits)
+     * while the node copies round i-1 out and fills round i+1 */
+    for (MPI_Aint i = 0; i <= nrounds; i++) {
+        /* (every round runs, also after an error: a macro argument that
+         * MPIR_ERR_ADD might not evaluate would skip one) */
+        if (i < nrounds) {
+            mpi_errno = round_in(&x, i);
+            MPIR_ERR_ADD(mpi_errno_ret, mpi_errno);
         }
         if (i > 0) {
-            uint64_t r = base + i;
-            MPI_Aint off = (i - 1) * c, n = MPL_MIN(c, count - off);
-            char *slot = MPIDI_TOPO_SLOT(e, r);
-
-            if (e->nnodes > 1 && e->is_leader) {
-                mpi_errno = MPIDI_Topo_waitall(e, 1, &nreq[r % 2], errflag);
-                MPIR_ERR_COLL_CHECKANDCONT(mpi_errno, *errflag);
-                MPL_atomic_release_store_uint64(&me->avail, MPIDI_TOPO_PROG(r, 1));
-            }
-            if (!wants) {
-                /* reduce: done with the round once my slice (and, for a
-                 * leader, its network step) is; the root's done guards
-                 * the slot until it has copied the result out */
-                MPL_atomic_release_store_uint64(&me->done, r);
-                continue;
-            }
-            if (e->nnodes == 1) {
-                /* nothing crosses the network: the slices themselves say
-                 * when the round is reduced (one hop, not two via leaders) */
-                MPIDI_TOPO_WAIT_ALL(e, reduced, 0, L, r);
-            } else {
-                for (int gg = 0; gg < k; gg++)
-                    MPIDI_TOPO_WAIT_GE(e, &MPIDI_TOPO_CTRL(e, e->leader_local[gg])->avail,
-                                       MPIDI_TOPO_PROG(r, 1));
-            }
-            if (is_contig && extent == true_extent)
-                memcpy(rbuf + off * extent + true_lb, slot, n * extent);
-            else {
-                /* leave the user's holes alone */
-                mpi_errno = MPIR_Localcopy(AREA(slot, 0), n, datatype, rbuf + off * extent, n,
-                                           datatype);
-                MPIDI_TOPO_LOCAL_ERR(e, mpi_errno, mpi_errno_ret, errflag);
-            }
-            MPL_atomic_release_store_uint64(&me->done, r);
+            mpi_errno = round_out(&x, i - 1);
+            MPIR_ERR_ADD(mpi_errno_ret, mpi_errno);
         }
     }
+    mpi_errno = MPI_SUCCESS;
 
   fn_exit:
     /* only after an error can a network step still be pending */
     for (int j = 0; j < 2; j++)
-        if (nreq[j]) {
-            MPIDI_Topo_waitall(e, 1, &nreq[j], errflag);
+        if (x.nreq[j]) {
+            MPIDI_Topo_waitall(e, 1, &x.nreq[j], errflag);
         }
     return MPIDI_Topo_check_node(e, mpi_errno_ret ? mpi_errno_ret : mpi_errno, errflag);
   fn_fail:

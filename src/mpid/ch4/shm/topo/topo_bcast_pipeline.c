@@ -48,7 +48,16 @@ cvars:
  * node with f children in the tree of nodes (every node receives n bytes
  * once, split over its k leaders); each local process copies n once
  * (segment mode: twice on the root's node), overlapped with the network
- * chunks. */
+ * chunks.
+ *
+ * Timeline, segment mode, a non-root node, k = 2 leaders (l0, l1) and a
+ * local process q; chunk i lies in slot i % 2:
+ *   round 1: l0 receives chunk 0, puts it in slot 0      q waits
+ *   round 2: l1 receives chunk 1, puts it in slot 1      q copies chunk 0 out
+ *   round 3: l0 receives chunk 2 into slot 0 once every  q copies chunk 1 out
+ *            local process is done with chunk 0
+ * and each leader forwards its chunk to its children in the tree of nodes
+ * as soon as it has it. */
 
 static void node_tree(int nn, int node, int root_node, int *parent, int *children, int *nchildren)
 {

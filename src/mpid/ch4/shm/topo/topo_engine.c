@@ -328,13 +328,13 @@ static void engine_free(void *ptr)
 
 /* a communicator of the engine's own: its struct was allocated before
  * the split (spare), so that marking cannot fail on one process alone */
-static void mark_internal(MPIR_Comm * comm, MPIR_Topo_comm_t ** spare)
+static void mark_own(MPIR_Comm * comm, MPIR_Topo_comm_t ** spare)
 {
     if (comm->topo == NULL) {
         comm->topo = *spare;
         *spare = NULL;
     }
-    comm->topo->internal = 1;
+    comm->topo->step_aside = 1;
 }
 
 /* Yama's kernel.yama.ptrace_scope, -1 without Yama */
@@ -388,11 +388,16 @@ static int cma_allowed(MPIDI_Topo_engine_t * e)
 #endif
 }
 
-/* Can this process read its right neighbour's memory with CMA? */
+/* what probe_cma reads from its neighbour, xor the neighbour's pid:
+ * "topocma!" */
+#define MPIDI_TOPO_CMA_MAGIC 0x746f706f636d6121ULL
+
+/* Can every local process read its right neighbour's memory with CMA?
+ * Sets e->cma for the node. */
 static int probe_cma(MPIDI_Topo_engine_t * e, MPIR_Errflag_t * errflag)
 {
     int mpi_errno = MPI_SUCCESS;
-    volatile uint64_t magic = 0x746f706f636d6121ULL ^ (uint64_t) getpid();
+    volatile uint64_t magic = MPIDI_TOPO_CMA_MAGIC ^ (uint64_t) getpid();
     uint64_t got = 0;
     int ok = cma_allowed(e), all_ok = 0;
     int right = (e->local_rank + 1) % e->local_size;
@@ -405,34 +410,30 @@ static int probe_cma(MPIDI_Topo_engine_t * e, MPIR_Errflag_t * errflag)
         MPIDI_Topo_ctrl_t *rc = MPIDI_TOPO_CTRL(e, right);
         struct iovec l = { &got, sizeof(got) }, r = { (void *) (uintptr_t) rc->addr, sizeof(got) };
         if (!ok || process_vm_readv((pid_t) rc->pid, &l, 1, &r, 1, 0) != (ssize_t) sizeof(got) ||
-            got != (0x746f706f636d6121ULL ^ rc->pid))
+            got != (MPIDI_TOPO_CMA_MAGIC ^ rc->pid))
             ok = 0;
     }
     /* keeps magic alive until the left neighbour has read it */
     mpi_errno = MPIR_Allreduce_impl(&ok, &all_ok, 1, MPI_INT, MPI_MIN, e->node_comm, errflag);
     MPIR_ERR_CHECK(mpi_errno);
     e->cma = all_ok;
-    if (!all_ok)
-        ptracer_release(e);
+
   fn_exit:
     return mpi_errno;
   fn_fail:
     goto fn_exit;
 }
 
-static int engine_setup(MPIR_Comm * comm, MPIR_Topo_comm_t * topo, MPIDI_Topo_engine_t * e,
-                        MPIR_Errflag_t * errflag)
+/* Setup, phase 1: the leader layout and this process's place in it.
+ * Everything that can fail on one process alone comes first, and is agreed
+ * on before the first collective on comm; spare holds the structs that
+ * mark the engine's own communicators (mark_own). */
+static int setup_layout(MPIR_Comm * comm, MPIR_Topo_comm_t * topo, MPIDI_Topo_engine_t * e,
+                        MPIR_Topo_comm_t ** spare, MPIR_Errflag_t * errflag)
 {
-    int mpi_errno = MPI_SUCCESS;
+    int mpi_errno = MPI_SUCCESS, fail, k;
     MPIR_Topo_layout_t *l;
-    int rank = comm->rank, pos, k, fail = 0, any_fail = 0, use_cma;
-    bool map_fail = false;
-    int spins;
-    MPIR_Topo_comm_t *spare[2] = { NULL, NULL };
-    size_t ctrl_bytes, pg = (size_t) sysconf(_SC_PAGESIZE);
 
-    /* everything that can fail on one process alone comes first, and is
-     * agreed on before the first collective on comm */
     fail = MPIR_Topo_comm_get_layout(comm, topo, MPIR_CVAR_TOPO_LEADERS_PER_NODE) != 0;
     if (!fail) {
         e->leader_local = MPL_malloc(topo->layout->k * sizeof(int), MPL_MEM_COLL);
@@ -447,13 +448,11 @@ static int engine_setup(MPIR_Comm * comm, MPIR_Topo_comm_t * topo, MPIDI_Topo_en
     }
     mpi_errno = MPIR_Topo_agree(comm, fail, errflag);
     MPIR_ERR_CHECK(mpi_errno);
-    fail = 0;
     l = e->layout = topo->layout;
     k = e->k = l->k;
     e->nnodes = l->nnodes;
-    e->node = l->node[rank];
-    pos = l->pos[rank];
-    e->local_rank = pos - l->node_start[e->node];
+    e->node = l->node[comm->rank];
+    e->local_rank = l->pos[comm->rank] - l->node_start[e->node];
     e->local_size = l->node_start[e->node + 1] - l->node_start[e->node];
     for (int x = 0; x < e->nnodes; x++)
         e->max_local_size = MPL_MAX(e->max_local_size, l->node_start[x + 1] - l->node_start[x]);
@@ -476,33 +475,60 @@ static int engine_setup(MPIR_Comm * comm, MPIR_Topo_comm_t * topo, MPIDI_Topo_en
     }
     e->is_leader = (e->leader_local[e->group] == e->local_rank);
 
-    /* sub-communicators; the splits run collectives on comm, which is
-     * marked busy so that our algorithms step aside meanwhile.  A split
-     * fails on every member alike when no context id is left (an
-     * application holding about 2000 communicators): then the engine
-     * does not run on comm, and MPICH's algorithms do. */
-    mpi_errno = MPIR_Comm_split_impl(comm, e->node, pos, &e->node_comm);
-    if (mpi_errno) {
+  fn_exit:
+    return mpi_errno;
+  fn_fail:
+    goto fn_exit;
+}
+
+/* Setup, phase 2: node_comm and leader_comm.  The splits run collectives on
+ * comm, on which our algorithms step aside meanwhile (topo->step_aside).
+ * A split fails on every member alike when no context id is left (an
+ * application holding about 2000 communicators): then the engine does not
+ * run on comm, and MPICH's algorithms do; that is not an error of the
+ * call. */
+static void setup_subcomms(MPIR_Comm * comm, MPIDI_Topo_engine_t * e, MPIR_Topo_comm_t ** spare)
+{
+    int pos = e->layout->pos[comm->rank];
+
+    if (MPIR_Comm_split_impl(comm, e->node, pos, &e->node_comm)) {
         e->node_comm = NULL;
         goto no_context_id;
     }
-    mark_internal(e->node_comm, &spare[0]);
+    mark_own(e->node_comm, &spare[0]);
     MPIR_Assert(e->node_comm->rank == e->local_rank);
     if (e->nnodes > 1) {
-        mpi_errno = MPIR_Comm_split_impl(comm, e->is_leader ? e->group : MPI_UNDEFINED,
-                                         e->node, &e->leader_comm);
-        if (mpi_errno) {
+        if (MPIR_Comm_split_impl(comm, e->is_leader ? e->group : MPI_UNDEFINED,
+                                 e->node, &e->leader_comm)) {
             e->leader_comm = NULL;
             goto no_context_id;
         }
         if (e->leader_comm) {
-            mark_internal(e->leader_comm, &spare[1]);
+            mark_own(e->leader_comm, &spare[1]);
             MPIR_Assert(e->leader_comm->rank == e->node &&
                         e->leader_comm->local_size == e->nnodes);
         }
     }
+    return;
 
-    /* the node segment, within the node's collective shared-memory budget */
+  no_context_id:
+    /* what was created gives its context id back */
+    if (e->node_comm) {
+        MPIR_Comm_free_impl(e->node_comm);
+        e->node_comm = NULL;
+    }
+    e->why_not = "no context id is left for its sub-communicators (too many communicators)";
+}
+
+/* Setup, phase 3: the node segment (control blocks, then the slots), within
+ * the node's collective shared-memory budget; every member of comm takes
+ * the same decision. */
+static int setup_segment(MPIR_Comm * comm, MPIDI_Topo_engine_t * e, MPIR_Errflag_t * errflag)
+{
+    int mpi_errno = MPI_SUCCESS, fail = 0, any_fail = 0;
+    bool map_fail = false;
+    size_t ctrl_bytes, pg = (size_t) sysconf(_SC_PAGESIZE);
+
     e->slot_size = MPIR_CVAR_TOPO_PIPELINE_CHUNK_SIZE > 0 ? MPIR_CVAR_TOPO_PIPELINE_CHUNK_SIZE : 0;
     if (e->slot_size < (size_t) comm->local_size * 64)
         e->slot_size = (size_t) comm->local_size * 64;
@@ -527,7 +553,6 @@ static int engine_setup(MPIR_Comm * comm, MPIR_Topo_comm_t * topo, MPIDI_Topo_en
             fail = 2;
         }
     }
-    /* every member must take the same decision */
     mpi_errno = MPIR_Allreduce_impl(&fail, &any_fail, 1, MPI_INT, MPI_MAX, comm, errflag);
     MPIR_ERR_CHECK(mpi_errno);
     if (any_fail) {
@@ -554,6 +579,17 @@ static int engine_setup(MPIR_Comm * comm, MPIR_Topo_comm_t * topo, MPIDI_Topo_en
         MPL_atomic_relaxed_store_uint64(&me->reduced, e->round);
     }
 
+  fn_exit:
+    return mpi_errno;
+  fn_fail:
+    goto fn_exit;
+}
+
+/* Setup, phase 4 (local): how often flag waits yield and poll the netmod */
+static void setup_waiting(MPIDI_Topo_engine_t * e)
+{
+    int spins;
+
     if (MPIR_CVAR_TOPO_SPINS_BEFORE_YIELD >= 0)
         spins = MPIR_CVAR_TOPO_SPINS_BEFORE_YIELD;
     else    /* one waiting policy for MPICH's algorithms and ours */
@@ -571,8 +607,15 @@ static int engine_setup(MPIR_Comm * comm, MPIR_Topo_comm_t * topo, MPIDI_Topo_en
      * a core each, yielding every 256 spins made a 2-rank bcast's receiver
      * 3x slower (0.48 vs 0.16 us), hence 16384. */
     e->poll_mask = MPL_MIN(e->is_leader && e->nnodes > 1 ? 63 : 1023, e->yield_mask);
+}
 
-    /* publishes pids and zeroed counters before anyone reads them */
+/* Setup, phase 5: whether local copies may use CMA (probe_cma), decided
+ * alike on every member; its barrier publishes the pids and zeroed
+ * counters before anyone reads them. */
+static int setup_cma(MPIR_Comm * comm, MPIDI_Topo_engine_t * e, MPIR_Errflag_t * errflag)
+{
+    int mpi_errno = MPI_SUCCESS, use_cma, cma, all_cma = 0;
+
     use_cma = MPIR_CVAR_TOPO_CMA != MPIR_CVAR_TOPO_CMA_off &&
         (MPIR_CVAR_TOPO_ALLGATHER_CMA_THRESHOLD >= 0 || MPIR_CVAR_TOPO_BCAST_CMA_THRESHOLD >= 0);
     if (e->local_size > 1 && use_cma) {
@@ -582,33 +625,49 @@ static int engine_setup(MPIR_Comm * comm, MPIR_Topo_comm_t * topo, MPIDI_Topo_en
         mpi_errno = MPIR_Barrier_impl(e->node_comm, errflag);
         MPIR_ERR_CHECK(mpi_errno);
     }
-    {
-        /* CMA only if it works on every node: the choice changes no message
-         * between nodes, but keep the behaviour uniform and predictable */
-        int cma = e->cma, all_cma = 0;
-        if (e->local_size == 1)
-            cma = 1;
-        mpi_errno = MPIR_Allreduce_impl(&cma, &all_cma, 1, MPI_INT, MPI_MIN, comm, errflag);
-        MPIR_ERR_CHECK(mpi_errno);
-        e->cma = all_cma && use_cma;
-        if (!e->cma)
-            ptracer_release(e);
-    }
+    /* CMA only if it works on every node: the choice changes no message
+     * between nodes, but keep the behaviour uniform and predictable */
+    cma = e->local_size == 1 ? 1 : e->cma;
+    mpi_errno = MPIR_Allreduce_impl(&cma, &all_cma, 1, MPI_INT, MPI_MIN, comm, errflag);
+    MPIR_ERR_CHECK(mpi_errno);
+    e->cma = all_cma && use_cma;
+    if (!e->cma)
+        ptracer_release(e);
+
+  fn_exit:
+    return mpi_errno;
+  fn_fail:
+    goto fn_exit;
+}
+
+/* Sets the engine up on comm, phase by phase; a phase that finds the engine
+ * cannot run here (the same on every member) says why in e->why_not and
+ * ends the setup without error. */
+static int engine_setup(MPIR_Comm * comm, MPIR_Topo_comm_t * topo, MPIDI_Topo_engine_t * e,
+                        MPIR_Errflag_t * errflag)
+{
+    int mpi_errno = MPI_SUCCESS;
+    MPIR_Topo_comm_t *spare[2] = { NULL, NULL };
+
+    mpi_errno = setup_layout(comm, topo, e, spare, errflag);
+    MPIR_ERR_CHECK(mpi_errno);
+    if (e->why_not || e->one_per_node)
+        goto fn_exit;
+    setup_subcomms(comm, e, spare);
+    if (e->why_not)
+        goto fn_exit;
+    mpi_errno = setup_segment(comm, e, errflag);
+    MPIR_ERR_CHECK(mpi_errno);
+    if (e->why_not)
+        goto fn_exit;
+    setup_waiting(e);
+    mpi_errno = setup_cma(comm, e, errflag);
+    MPIR_ERR_CHECK(mpi_errno);
 
   fn_exit:
     MPL_free(spare[0]);
     MPL_free(spare[1]);
     return mpi_errno;
-  no_context_id:
-    /* (the same on every member: not an error of the call); what was
-     * created gives its context id back */
-    mpi_errno = MPI_SUCCESS;
-    if (e->node_comm) {
-        MPIR_Comm_free_impl(e->node_comm);
-        e->node_comm = NULL;
-    }
-    e->why_not = "no context id is left for its sub-communicators (too many communicators)";
-    goto fn_exit;
   fn_fail:
     goto fn_exit;
 }
@@ -616,7 +675,7 @@ static int engine_setup(MPIR_Comm * comm, MPIR_Topo_comm_t * topo, MPIDI_Topo_en
 int MPIDI_Topo_engine_get(MPIR_Comm * comm, MPIDI_Topo_engine_t ** e_out, const char **why_not,
                           MPIR_Errflag_t * errflag)
 {
-    int mpi_errno = MPI_SUCCESS;
+    int mpi_errno = MPI_SUCCESS, raised;
     MPIR_Topo_comm_t *topo;
     MPIDI_Topo_engine_t *e;
 
@@ -630,22 +689,25 @@ int MPIDI_Topo_engine_get(MPIR_Comm * comm, MPIDI_Topo_engine_t ** e_out, const 
         return MPI_SUCCESS;
     }
 
-    /* (MPIR_Topo_comm_get agrees on a struct that could not be allocated) */
+    /* (MPIR_Topo_comm_get agrees on a struct that could not be allocated;
+     * our algorithms step aside on comm while its collectives set up) */
     topo = MPIR_Topo_comm_struct(comm);
-    if (topo)
-        topo->busy = 1;
+    raised = (topo != NULL);
+    if (raised)
+        topo->step_aside++;
     mpi_errno = MPIR_Topo_comm_get(comm, &topo, errflag);
     if (mpi_errno) {
-        if (comm->topo)
-            comm->topo->busy = 0;
+        if (raised)
+            comm->topo->step_aside--;
         MPIR_ERR_CHECK(mpi_errno);
     }
-    topo->busy = 1;
+    if (!raised)
+        topo->step_aside++;
 
     e = MPL_calloc(1, sizeof(*e), MPL_MEM_COLL);
     mpi_errno = MPIR_Topo_agree(comm, e == NULL, errflag);
     if (mpi_errno) {
-        topo->busy = 0;
+        topo->step_aside--;
         MPL_free(e);
         MPIR_ERR_CHECK(mpi_errno);
     }
@@ -655,7 +717,7 @@ int MPIDI_Topo_engine_get(MPIR_Comm * comm, MPIDI_Topo_engine_t ** e_out, const 
     MPIR_Topo_setup_hold++;
     mpi_errno = engine_setup(comm, topo, e, errflag);
     MPIR_Topo_setup_hold--;
-    topo->busy = 0;
+    topo->step_aside--;
     if (mpi_errno) {
         /* a failed setup is not retried: the same error would follow */
         e->why_not = "setting up the engine failed";

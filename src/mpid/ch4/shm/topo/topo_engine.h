@@ -23,7 +23,20 @@
  * written by its owner only.  Rounds are numbered per communicator; every
  * call consumes the same number of rounds on all members, so counters from
  * earlier calls are always below the current round.  A slot is reused by
- * round r once every local process has set done >= r - nslots. */
+ * round r once every local process has set done >= r - nslots.
+ *
+ * Words, one idea each, in all of the engine's files:
+ *  - round: one step of a call's pipeline, numbered per communicator;
+ *  - slot: the part of the node segment a round uses (round r: slot r % 2);
+ *  - chunk: the piece of the message a round moves (at most a slot);
+ *  - segment mode: data staged through the slots; direct mode: local copies
+ *    read straight from a peer's buffer with CMA (process_vm_readv);
+ *  - one_per_node: every node has one member, so no segment at all;
+ *  - step aside: a stock algorithm runs instead, on the engine's own
+ *    communicators and while the engine sets up (MPIR_TOPO_STEP_ASIDE).
+ * Variables named as in the cost comments: N (e->nnodes, nn) nodes, L
+ * (e->local_size, nlocal) processes on this node, k leaders (groups) per
+ * node, g this process's group, m bytes per process, p processes. */
 
 /* Other processes write the segment where valgrind cannot see it, so a
  * process' own record of it goes stale: after it copies in bytes it
@@ -225,5 +238,9 @@ static inline void MPIDI_Topo_node_errflag(MPIDI_Topo_engine_t * e, MPIR_Errflag
     if (*errflag == MPIR_ERR_NONE && MPL_atomic_acquire_load_uint64(e->node_failed))
         *errflag = MPIR_ERR_OTHER;
 }
+
+/* topo_multileader's leader step of one round (topo_allgather_multileader.c) */
+int MPIDI_Topo_multileader_step(MPIDI_Topo_engine_t * e, char *slot, MPI_Aint len,
+                                MPI_Aint * counts, MPI_Aint * displs, MPIR_Errflag_t * errflag);
 
 #endif /* TOPO_ENGINE_H_INCLUDED */

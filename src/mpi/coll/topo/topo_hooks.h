@@ -20,5 +20,9 @@ extern int MPIR_Topo_setup_hold;        /* topo_entry.c: > 0, no eager setup */
 /* MPI_COMM_TYPE_HW_GUIDED for a resource name (comm_split_type.c) */
 int MPIR_Topo_split_hw_guided(MPIR_Comm * comm, int key, const char *name,
                               MPIR_Comm ** newcomm);       /* topo_split.c */
+/* MPI_COMM_TYPE_HW_UNGUIDED; *name: the level's mpi_hw_resource_type, valid
+ * until the next call (comm_split_type.c) */
+int MPIR_Topo_split_hw_unguided(MPIR_Comm * comm, int key, MPIR_Comm ** newcomm,
+                                const char **name);        /* topo_split.c */
 
 #endif /* TOPO_HOOKS_H_INCLUDED */

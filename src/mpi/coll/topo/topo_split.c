@@ -21,7 +21,14 @@
  * insensitive ("Package", "NUMANode", "L3Cache", "Core", "PU", "Machine",
  * ...), plus MPICH's own: "node" (the machine, not hwloc's old name for a
  * NUMA node), "hwthread", "ddr", and what MPICH's gid interface knows besides
- * (network and GPU devices: "ib0", "gpu", "pci:..."). */
+ * (network and GPU devices: "ib0", "gpu", "pci:...").
+ *
+ * MPI_COMM_TYPE_HW_UNGUIDED: the first level, from the node down through
+ * every level of the same hwloc topology (Package, Group, NUMANode, L3Cache,
+ * ..., Core, PU), that splits comm into strict subsets; the level's name
+ * comes back in the info (mpi_hw_resource_type), and names the same split
+ * when given to HW_GUIDED.  MPI_COMM_NULL where no level splits comm, and
+ * to a process restricted to no single instance of the level chosen. */
 
 #ifdef HAVE_HWLOC
 /* MPICH's names that hwloc reads otherwise or not at all */
@@ -57,6 +64,37 @@ static int hwloc_instance(hwloc_topology_t topo, hwloc_const_cpuset_t binding, c
             return (int) obj->logical_index;
     }
     return -1;
+}
+
+/* The levels below the machine, outermost first, as names hwloc_instance
+ * reads; a NUMA node (a memory child in hwloc 2) comes right after the
+ * level of its parent.  Returns how many (at most max). */
+static int hwloc_levels(hwloc_topology_t topo, char (*names)[32], int max)
+{
+    int n = 0, depth = hwloc_topology_get_depth(topo);
+    hwloc_obj_t numa = hwloc_get_obj_by_type(topo, HWLOC_OBJ_NUMANODE, 0);
+    int numa_after = numa && numa->parent ? numa->parent->depth : -1;
+
+    for (int d = 0; d < depth && n < max; d++) {
+        hwloc_obj_t obj = hwloc_get_obj_by_depth(topo, d, 0);
+        if (d > 0 && obj && hwloc_obj_type_snprintf(names[n], sizeof(names[n]), obj, 1) > 0)
+            n++;
+        if (d == numa_after && n < max) {
+            snprintf(names[n], sizeof(names[n]), "NUMANode");
+            n++;
+        }
+    }
+    return n;
+}
+
+static int hwloc_levels_of_this_process(char (*names)[32], int max)
+{
+    void *topo;
+    const void *binding;
+
+    if (!MPIR_hwtopo_get_hwloc(&topo, &binding) || !topo)
+        return 0;
+    return hwloc_levels((hwloc_topology_t) topo, names, max);
 }
 #endif
 
@@ -104,6 +142,63 @@ int MPIR_Topo_split_hw_guided(MPIR_Comm * comm, int key, const char *name, MPIR_
   fn_exit:
     if (node_comm)
         MPIR_Comm_free_impl(node_comm);
+    return mpi_errno;
+  fn_fail:
+    goto fn_exit;
+}
+
+#define TOPO_SPLIT_MAX_LEVELS 16
+
+int MPIR_Topo_split_hw_unguided(MPIR_Comm * comm, int key, MPIR_Comm ** newcomm,
+                                const char **name)
+{
+    int mpi_errno = MPI_SUCCESS;
+    MPIR_Errflag_t errflag = MPIR_ERR_NONE;
+    int node, nlevels = 0, all_nlevels = 0;
+    MPIR_Comm *sub = NULL;
+    static char names[TOPO_SPLIT_MAX_LEVELS][32];
+
+    *newcomm = NULL;
+    *name = NULL;
+    mpi_errno = MPID_Get_node_id(comm, comm->rank, &node);
+    MPIR_ERR_CHECK(mpi_errno);
+    mpi_errno = MPIR_Comm_split_impl(comm, node, key, &sub);
+    MPIR_ERR_CHECK(mpi_errno);
+    if (sub->local_size < comm->local_size) {
+        /* (one node holding all of comm holds it on every member) */
+        *newcomm = sub;
+        *name = "mpi_shared_memory";
+        goto fn_exit;
+    }
+    MPIR_Comm_free_impl(sub);
+
+    /* comm lies in one node: its levels, tried in the same order on every
+     * member (each try is collective) */
+#ifdef HAVE_HWLOC
+    nlevels = hwloc_levels_of_this_process(names, TOPO_SPLIT_MAX_LEVELS);
+#endif
+    mpi_errno = MPIR_Allreduce_impl(&nlevels, &all_nlevels, 1, MPI_INT, MPI_MIN, comm, &errflag);
+    MPIR_ERR_CHECK(mpi_errno);
+    for (int i = 0; i < all_nlevels; i++) {
+        int strict, any_strict = 0;
+
+        mpi_errno = MPIR_Comm_split_impl(comm, hw_guided_color(names[i]), key, &sub);
+        MPIR_ERR_CHECK(mpi_errno);
+        strict = sub && sub->local_size < comm->local_size;
+        mpi_errno = MPIR_Allreduce_impl(&strict, &any_strict, 1, MPI_INT, MPI_MAX, comm,
+                                        &errflag);
+        if (mpi_errno == MPI_SUCCESS && any_strict) {
+            *newcomm = sub;
+            *name = names[i];
+            goto fn_exit;
+        }
+        if (sub)
+            MPIR_Comm_free_impl(sub);
+        sub = NULL;
+        MPIR_ERR_CHECK(mpi_errno);
+    }
+
+  fn_exit:
     return mpi_errno;
   fn_fail:
     goto fn_exit;

@@ -85,18 +85,18 @@ static int bcast_segment(MPIDI_Topo_engine_t * e, const MPIDI_Topo_tbuf_t * tb, 
     int root_node = e->layout->node[root];
     int root_local = e->layout->pos[root] - e->layout->node_start[root_node];
     int parent = -1, nchildren = 0, children[32];
-    int L = e->local_size;
-    MPI_Aint chunk = e->slot_size, R = (m + chunk - 1) / chunk;
+    int nlocal = e->local_size;
+    MPI_Aint chunk = e->slot_size, nchunks = (m + chunk - 1) / chunk;
     uint64_t base;
     MPIDI_Topo_ctrl_t *me = MPIDI_TOPO_CTRL(e, e->local_rank);
     MPIR_Request *reqs[33] = { NULL };
 
-    mpi_errno = MPIDI_Topo_rounds(e, R, &base, errflag);
+    mpi_errno = MPIDI_Topo_rounds(e, nchunks, &base, errflag);
     MPIR_ERR_CHECK(mpi_errno);
     if (e->leader_comm)
         node_tree(e->nnodes, e->node, root_node, &parent, children, &nchildren);
 
-    for (MPI_Aint i = 0; i < R; i++) {
+    for (MPI_Aint i = 0; i < nchunks; i++) {
         uint64_t r = base + 1 + i;
         MPI_Aint off = i * chunk, len = MPL_MIN(chunk, m - off);
         char *slot = MPIDI_TOPO_SLOT(e, r);
@@ -107,7 +107,7 @@ static int bcast_segment(MPIDI_Topo_engine_t * e, const MPIDI_Topo_tbuf_t * tb, 
 
         if (am_root) {
             if (r > MPIDI_TOPO_NSLOTS)
-                MPIDI_TOPO_WAIT_ALL(e, done, 0, L, r - MPIDI_TOPO_NSLOTS);
+                MPIDI_TOPO_WAIT_ALL(e, done, 0, nlocal, r - MPIDI_TOPO_NSLOTS);
             mpi_errno = MPIDI_Topo_tbuf_pack(tb, off, slot, len);
             MPIDI_TOPO_LOCAL_ERR(e, mpi_errno, mpi_errno_ret, errflag);
             MPIDI_TOPO_SHARED_DEFINED(slot, len);
@@ -116,7 +116,7 @@ static int bcast_segment(MPIDI_Topo_engine_t * e, const MPIDI_Topo_tbuf_t * tb, 
         if (am_owner) {
             if (e->node != root_node) {
                 if (r > MPIDI_TOPO_NSLOTS)
-                    MPIDI_TOPO_WAIT_ALL(e, done, 0, L, r - MPIDI_TOPO_NSLOTS);
+                    MPIDI_TOPO_WAIT_ALL(e, done, 0, nlocal, r - MPIDI_TOPO_NSLOTS);
                 mpi_errno = MPIC_Irecv(slot, len, MPI_BYTE, parent, MPIR_BCAST_TAG,
                                        e->leader_comm, &reqs[0]);
                 MPIR_ERR_CHECK(mpi_errno);
@@ -173,11 +173,11 @@ static int bcast_direct(MPIDI_Topo_engine_t * e, char *buf, MPI_Aint m, int root
     int root_node = e->layout->node[root];
     int root_local = e->layout->pos[root] - e->layout->node_start[root_node];
     int parent = -1, nchildren = 0, children[32];
-    int L = e->local_size, k = e->k;
-    MPI_Aint chunk = e->slot_size, R = (m + chunk - 1) / chunk, nmine = 0, nposted = 0;
+    int nlocal = e->local_size, k = e->k;
+    MPI_Aint chunk = e->slot_size, nchunks = (m + chunk - 1) / chunk, nmine = 0, nposted = 0;
     /* chunk i is announced in round base + 1 + i / k, one step each, so
      * that no counter ever carries more than one step per round */
-    MPI_Aint J = (R + k - 1) / k;
+    MPI_Aint nrounds = (nchunks + k - 1) / k;
     uint64_t base, first, last;
     MPIDI_Topo_ctrl_t *me = MPIDI_TOPO_CTRL(e, e->local_rank);
     MPIR_Request *rreqs[MPIDI_TOPO_BCAST_WINDOW] = { NULL };
@@ -185,14 +185,14 @@ static int bcast_direct(MPIDI_Topo_engine_t * e, char *buf, MPI_Aint m, int root
     int recv_from_parent, sink = buf == NULL;
     char *sink_buf = NULL;
 
-    mpi_errno = MPIDI_Topo_rounds(e, J, &base, errflag);
+    mpi_errno = MPIDI_Topo_rounds(e, nrounds, &base, errflag);
     if (mpi_errno)
         return mpi_errno;
     first = base + 1;
-    last = base + J;
+    last = base + nrounds;
     if (e->leader_comm) {
         node_tree(e->nnodes, e->node, root_node, &parent, children, &nchildren);
-        nmine = (R - e->group + k - 1) / k;
+        nmine = (nchunks - e->group + k - 1) / k;
     }
     recv_from_parent = nmine && e->node != root_node;
     if (sink && recv_from_parent)
@@ -201,7 +201,7 @@ static int bcast_direct(MPIDI_Topo_engine_t * e, char *buf, MPI_Aint m, int root
     me->addr = (uint64_t) (uintptr_t) buf;
     MPL_atomic_release_store_uint64(&me->arrive, first);
 
-    for (MPI_Aint i = 0; i < R; i++) {
+    for (MPI_Aint i = 0; i < nchunks; i++) {
         MPI_Aint off = i * chunk, len = MPL_MIN(chunk, m - off), j = i / k;
         int g = (int) (i % k);
         int owner = e->leader_local[g];
@@ -268,7 +268,7 @@ static int bcast_direct(MPIDI_Topo_engine_t * e, char *buf, MPI_Aint m, int root
     }
     /* others read from our buffers: leave only when all local copies ended */
     MPL_atomic_release_store_uint64(&me->done, last);
-    MPIDI_TOPO_WAIT_ALL(e, done, 0, L, last);
+    MPIDI_TOPO_WAIT_ALL(e, done, 0, nlocal, last);
     MPL_free(sink_buf);
     return MPIDI_Topo_check_node(e, mpi_errno_ret ? mpi_errno_ret : mpi_errno, errflag);
   fn_fail:

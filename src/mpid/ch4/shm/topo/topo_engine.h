@@ -34,6 +34,7 @@
  *  - one_per_node: every node has one member, so no segment at all;
  *  - step aside: a stock algorithm runs instead, on the engine's own
  *    communicators and while the engine sets up (MPIR_TOPO_STEP_ASIDE).
+ * In every function e is the engine and l its layout (e->layout).
  * Variables named as in the cost comments: N (e->nnodes, nn) nodes, L
  * (e->local_size, nlocal) processes on this node, k leaders (groups) per
  * node, g this process's group, m bytes per process, p processes. */

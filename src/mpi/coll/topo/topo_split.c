@@ -127,14 +127,11 @@ static int hw_guided_color(const char *name)
 int MPIR_Topo_split_hw_guided(MPIR_Comm * comm, int key, const char *name, MPIR_Comm ** newcomm)
 {
     int mpi_errno = MPI_SUCCESS;
-    int node;
     MPIR_Comm *node_comm = NULL;
 
     *newcomm = NULL;
     /* instances are numbered per node: the node first */
-    mpi_errno = MPID_Get_node_id(comm, comm->rank, &node);
-    MPIR_ERR_CHECK(mpi_errno);
-    mpi_errno = MPIR_Comm_split_impl(comm, node, key, &node_comm);
+    mpi_errno = MPIR_Comm_split_type_by_node(comm, key, &node_comm);
     MPIR_ERR_CHECK(mpi_errno);
     mpi_errno = MPIR_Comm_split_impl(node_comm, hw_guided_color(name), key, newcomm);
     MPIR_ERR_CHECK(mpi_errno);
@@ -154,15 +151,15 @@ int MPIR_Topo_split_hw_unguided(MPIR_Comm * comm, int key, MPIR_Comm ** newcomm,
 {
     int mpi_errno = MPI_SUCCESS;
     MPIR_Errflag_t errflag = MPIR_ERR_NONE;
-    int node, nlevels = 0, all_nlevels = 0;
+    int nlevels = 0, all_nlevels = 0;
     MPIR_Comm *sub = NULL;
+    /* (the name returned points here: MPI_Comm_split_type runs under
+     * MPICH's global critical section) */
     static char names[TOPO_SPLIT_MAX_LEVELS][32];
 
     *newcomm = NULL;
     *name = NULL;
-    mpi_errno = MPID_Get_node_id(comm, comm->rank, &node);
-    MPIR_ERR_CHECK(mpi_errno);
-    mpi_errno = MPIR_Comm_split_impl(comm, node, key, &sub);
+    mpi_errno = MPIR_Comm_split_type_by_node(comm, key, &sub);
     MPIR_ERR_CHECK(mpi_errno);
     if (sub->local_size < comm->local_size) {
         /* (one node holding all of comm holds it on every member) */

@@ -74,30 +74,46 @@ int MPIR_Topo_bcast_tree(void *buffer, MPI_Aint count, MPI_Datatype datatype, in
                          MPIR_Comm * comm_ptr, MPIR_Errflag_t * errflag)
 {
     int mpi_errno = MPI_SUCCESS;
-    int mpi_errno_ret = MPI_SUCCESS;
-    int rank, parent, nchildren;
-    const int *children;
-    int is_contig, sink = 0;
-    MPI_Aint type_size, nbytes, chunk, nchunks, true_lb, true_extent;
-    char *buf, *sink_buf = NULL;
-    void *tmp_buf = NULL;
-    MPIR_Request *rreqs[TOPO_BCAST_SEND_DEPTH] = { NULL }, **sreqs = NULL, **whole;
-    MPIR_Request *stack_reqs[TOPO_BCAST_STACK_REQS];
+    MPI_Aint type_size;
     MPIR_Topo_comm_t *topo;
 
-    rank = comm_ptr->rank;
     MPIR_Datatype_get_size_macro(datatype, type_size);
-    nbytes = type_size * count;
-    if (comm_ptr->local_size == 1 || nbytes == 0)
+    if (comm_ptr->local_size == 1 || type_size * count == 0)
         goto fn_exit;
 
     mpi_errno = MPIR_Topo_comm_get(comm_ptr, &topo, errflag);
     MPIR_ERR_CHECK(mpi_errno);
     mpi_errno = MPIR_Topo_comm_get_tree(comm_ptr, topo, root);
     MPIR_ERR_CHECK(mpi_errno);
-    parent = topo->tree_parent;
-    nchildren = topo->tree_nchildren;
-    children = topo->tree_children;
+    mpi_errno = MPIR_Topo_bcast_pipelined(buffer, count, datatype, root, comm_ptr,
+                                          topo->tree_parent, topo->tree_children,
+                                          topo->tree_child_forwards, topo->tree_nchildren,
+                                          MPIR_CVAR_TOPO_BCAST_TREE_CHUNK_SIZE, errflag);
+  fn_exit:
+    return mpi_errno;
+  fn_fail:
+    goto fn_exit;
+}
+
+int MPIR_Topo_bcast_pipelined(void *buffer, MPI_Aint count, MPI_Datatype datatype, int root,
+                              MPIR_Comm * comm_ptr, int parent, const int *children,
+                              const int *forwards, int nchildren, MPI_Aint chunk,
+                              MPIR_Errflag_t * errflag)
+{
+    int mpi_errno = MPI_SUCCESS;
+    int mpi_errno_ret = MPI_SUCCESS;
+    int rank = comm_ptr->rank;
+    int is_contig, sink = 0;
+    MPI_Aint type_size, nbytes, nchunks, true_lb, true_extent;
+    char *buf, *sink_buf = NULL;
+    void *tmp_buf = NULL;
+    MPIR_Request *rreqs[TOPO_BCAST_SEND_DEPTH] = { NULL }, **sreqs = NULL, **whole;
+    MPIR_Request *stack_reqs[TOPO_BCAST_STACK_REQS];
+
+    MPIR_Datatype_get_size_macro(datatype, type_size);
+    nbytes = type_size * count;
+    if (nbytes == 0)
+        goto fn_exit;
 
     MPIR_Datatype_is_contig(datatype, &is_contig);
     if (is_contig) {
@@ -118,11 +134,12 @@ int MPIR_Topo_bcast_tree(void *buffer, MPI_Aint count, MPI_Datatype datatype, in
         }
     }
 
-    chunk = MPIR_CVAR_TOPO_BCAST_TREE_CHUNK_SIZE > 0 ? MPIR_CVAR_TOPO_BCAST_TREE_CHUNK_SIZE : nbytes;
+    if (chunk <= 0)
+        chunk = nbytes;
     /* Chunks pay off only where they are forwarded: an edge from the root
      * to a leaf carries the message whole (over TCP a chunk cost about
      * 10 us on top of its bytes, which halved a 2-process bcast's speed).
-     * Both ends of an edge know: the root has tree_child_forwards. */
+     * Both ends of an edge know: the root has forwards. */
     if (chunk > nbytes || (parent == root && nchildren == 0))
         chunk = nbytes;
     nchunks = (nbytes + chunk - 1) / chunk;
@@ -140,7 +157,7 @@ int MPIR_Topo_bcast_tree(void *buffer, MPI_Aint count, MPI_Datatype datatype, in
     whole = sreqs + TOPO_BCAST_SEND_DEPTH * nchildren;
     for (int child = 0; child < nchildren; child++) {
         whole[child] = NULL;
-        if (rank == root && !topo->tree_child_forwards[child]) {
+        if (rank == root && !forwards[child]) {
             mpi_errno = MPIC_Isend(buf, sink ? 0 : nbytes, MPI_BYTE, children[child],
                                    MPIR_BCAST_TAG,
                                    comm_ptr, &whole[child], errflag);
@@ -189,7 +206,7 @@ int MPIR_Topo_bcast_tree(void *buffer, MPI_Aint count, MPI_Datatype datatype, in
         }
         for (int child = 0; child < nchildren; child++) {
             sent[child] = NULL;
-            if (rank == root && !topo->tree_child_forwards[child])
+            if (rank == root && !forwards[child])
                 continue;
             mpi_errno = MPIC_Isend(sink ? NULL : buf + off, sink ? 0 : len, MPI_BYTE,
                                    children[child], MPIR_BCAST_TAG, comm_ptr, &sent[child],

@@ -136,6 +136,13 @@ int MPIR_Topo_allgather_ring(const void *sendbuf, MPI_Aint sendcount, MPI_Dataty
                              MPIR_Comm * comm_ptr, MPIR_Errflag_t * errflag);
 int MPIR_Topo_bcast_tree(void *buffer, MPI_Aint count, MPI_Datatype datatype, int root,
                          MPIR_Comm * comm_ptr, MPIR_Errflag_t * errflag);
+/* topo_tree's pipeline on any tree of comm's processes (parent -1 at the
+ * root; forwards[c]: child c has children of its own, read at the root),
+ * in chunks of chunk bytes (0: whole); any datatype */
+int MPIR_Topo_bcast_pipelined(void *buffer, MPI_Aint count, MPI_Datatype datatype, int root,
+                              MPIR_Comm * comm_ptr, int parent, const int *children,
+                              const int *forwards, int nchildren, MPI_Aint chunk,
+                              MPIR_Errflag_t * errflag);
 
 /* A reduction's buffers as packed elements of the datatype's one
  * predefined type (topo_basic.c): type is MPI_DATATYPE_NULL when the

@@ -23,16 +23,41 @@ cvars:
         leader's copy-in and the readers' copy-out overlap, was faster at
         every size up to 32 MiB.
 
+    - name        : MPIR_CVAR_TOPO_BCAST_NODE_TREE
+      category    : TOPO
+      type        : enum
+      default     : auto
+      class       : none
+      verbosity   : MPI_T_VERBOSITY_USER_BASIC
+      scope       : MPI_T_SCOPE_ALL_EQ
+      description : |-
+        The tree of the nodes that bcast topo_pipeline moves chunks down.
+        auto     - the faster by the cost model in
+                   topo_bcast_pipeline.c, from the node count and the
+                   chunks per leader: the chain from 3 nodes once there
+                   are enough chunks to fill it (with one process per
+                   node, MPICH's scatter-ring-allgather is a third
+                   choice).
+        binomial - a binomial tree rooted at the root's node: log2(N)
+                   steps, but the root's node sends every chunk log2(N)
+                   times.
+        chain    - the nodes in a line from the root's node: every node
+                   sends and receives each chunk once, the lower bound on
+                   each NIC, after N - 1 steps to fill the line.
+
 === END_MPI_T_CVAR_INFO_BLOCK ===
 */
 
 /* Algorithm: leader-based pipelined bcast (MPIR_CVAR_BCAST_INTRA_ALGORITHM=topo_pipeline)
  *
  * The message is cut into chunks of the slot size.  Chunk i travels between
- * nodes on leader communicator i % k, down a binomial tree of nodes rooted
- * at the root's node, so the k leaders of a node share its network traffic
- * (the large-message scatter to leaders) and every node receives each byte
- * once, the lower bound.  Inside a node, the other processes copy chunk i
+ * nodes on leader communicator i % k, down a tree of nodes rooted at the
+ * root's node (node_tree: binomial, or a chain once there are enough
+ * chunks), so the k leaders of a node share its network traffic (the
+ * large-message scatter to leaders) and every node receives each byte
+ * once, the lower bound.  With one leader per node, a leader posts the
+ * receive of the next chunk before it forwards the current one, so that
+ * a node of the chain receives and sends at once.  Inside a node, the other processes copy chunk i
  * out while the leaders already move chunk i+1:
  *  - segment mode: the root (on its node) or the chunk's leader (elsewhere)
  *    puts the chunk in a slot of the node segment and raises a counter; the
@@ -44,9 +69,11 @@ cvars:
  * Both modes send the same messages between nodes.
  *
  * Cost, n bytes in chunks of c, N nodes of L processes, k leaders per
- * node: (log N + n/(k.c) - 1).(alpha + f.c.beta) on the network for a
- * node with f children in the tree of nodes (every node receives n bytes
- * once, split over its k leaders); each local process copies n once
+ * node, q = n/(k.c) chunks per leader, d = ceil(log2 N): binomial
+ * (d + q - 1).(alpha + f.c.beta) on the network for a node with f children
+ * (the root's node: f = d, so about q.d chunk times); chain
+ * (N + q - 2).(alpha + c.beta); every node receives n bytes once, split
+ * over its k leaders; each local process copies n once
  * (segment mode: twice on the root's node), overlapped with the network
  * chunks.
  *
@@ -59,12 +86,59 @@ cvars:
  * and each leader forwards its chunk to its children in the tree of nodes
  * as soon as it has it. */
 
-static void node_tree(int nn, int node, int root_node, int *parent, int *children, int *nchildren)
+/* The cost model of the trees of nodes, in chunk times (one chunk of
+ * MPIR_CVAR_TOPO_PIPELINE_CHUNK_SIZE on a NIC), for a message of q chunks
+ * sent as nch messages, on nn nodes, d = ceil(log2 nn):
+ *   binomial  d.(nch.a + q)        the root's node sends it all d times;
+ *   chain     (nn + nch - 2).(a + q/nch)  every node sends it once, after
+ *                                  nn - 2 chunks of filling the line;
+ *   scatter   (nn - 1 + d).a + 2q(nn - 1)/nn  MPICH's scatter then ring
+ *                                  allgather (one process per node only).
+ * a, a message's latency: over InfiniBand or 10-100 Gbit/s Ethernet a
+ * 128 KiB chunk takes 10-100 us, 5 to 8 times a message's latency.  A
+ * chain of 2 is the binomial tree. */
+#define MPIDI_TOPO_BCAST_ALPHA 0.15
+
+static int ceil_log2(int n)
+{
+    int d = 0;
+    while ((1 << d) < n)
+        d++;
+    return d;
+}
+
+static double cost_binomial(int nn, double q, MPI_Aint nch)
+{
+    return ceil_log2(nn) * (nch * MPIDI_TOPO_BCAST_ALPHA + q);
+}
+
+static double cost_chain(int nn, double q, MPI_Aint nch)
+{
+    return (nn + nch - 2) * (MPIDI_TOPO_BCAST_ALPHA + q / nch);
+}
+
+/* the chain in nch messages or the binomial tree in nch_binomial */
+static int node_chain(int nn, double q, MPI_Aint nch, MPI_Aint nch_binomial)
+{
+    if (MPIR_CVAR_TOPO_BCAST_NODE_TREE != MPIR_CVAR_TOPO_BCAST_NODE_TREE_auto)
+        return MPIR_CVAR_TOPO_BCAST_NODE_TREE == MPIR_CVAR_TOPO_BCAST_NODE_TREE_chain;
+    return cost_chain(nn, q, nch) < cost_binomial(nn, q, nch_binomial);
+}
+
+static void node_tree(int nn, int node, int root_node, int chain, int *parent, int *children,
+                      int *nchildren)
 {
     int vr = (node - root_node + nn) % nn, mask = 1;
 
     *parent = -1;
     *nchildren = 0;
+    if (chain) {
+        if (vr > 0)
+            *parent = (node - 1 + nn) % nn;
+        if (vr < nn - 1)
+            children[(*nchildren)++] = (node + 1) % nn;
+        return;
+    }
     while (mask < nn) {
         if (vr & mask) {
             *parent = (vr - mask + root_node) % nn;
@@ -85,22 +159,31 @@ static int bcast_segment(MPIDI_Topo_engine_t * e, const MPIDI_Topo_tbuf_t * tb, 
     int root_node = e->layout->node[root];
     int root_local = e->layout->pos[root] - e->layout->node_start[root_node];
     int parent = -1, nchildren = 0, children[32];
-    int nlocal = e->local_size;
+    int nlocal = e->local_size, k = e->k;
     MPI_Aint chunk = e->slot_size, nchunks = (m + chunk - 1) / chunk;
     uint64_t base;
     MPIDI_Topo_ctrl_t *me = MPIDI_TOPO_CTRL(e, e->local_rank);
-    MPIR_Request *reqs[33] = { NULL };
+    MPIR_Request *reqs[32] = { NULL }, *rreq = NULL;
+    /* with one leader per node, a leader off the root's node receives
+     * chunk i + 1 (in the other slot) while it forwards chunk i; with more,
+     * the round of a leader's next chunk shares a slot with a round not
+     * yet done, and the node's leaders overlap each other instead */
+    int receives = e->leader_comm && e->node != root_node;
+    int prepost = receives && k == 1;
 
     mpi_errno = MPIDI_Topo_rounds(e, nchunks, &base, errflag);
     MPIR_ERR_CHECK(mpi_errno);
     if (e->leader_comm)
-        node_tree(e->nnodes, e->node, root_node, &parent, children, &nchildren);
+        node_tree(e->nnodes, e->node, root_node,
+                  node_chain(e->nnodes, (double) m / (k * chunk), (nchunks + k - 1) / k,
+                             (nchunks + k - 1) / k),
+                  &parent, children, &nchildren);
 
     for (MPI_Aint i = 0; i < nchunks; i++) {
         uint64_t r = base + 1 + i;
         MPI_Aint off = i * chunk, len = MPL_MIN(chunk, m - off);
         char *slot = MPIDI_TOPO_SLOT(e, r);
-        int g = (int) (i % e->k);
+        int g = (int) (i % k);
         int owner = e->leader_local[g];
         int am_owner = e->leader_comm && e->group == g;
         int nreq = 0;
@@ -114,14 +197,25 @@ static int bcast_segment(MPIDI_Topo_engine_t * e, const MPIDI_Topo_tbuf_t * tb, 
             MPL_atomic_release_store_uint64(&me->arrive, r);
         }
         if (am_owner) {
-            if (e->node != root_node) {
-                if (r > MPIDI_TOPO_NSLOTS)
-                    MPIDI_TOPO_WAIT_ALL(e, done, 0, nlocal, r - MPIDI_TOPO_NSLOTS);
-                mpi_errno = MPIC_Irecv(slot, len, MPI_BYTE, parent, MPIR_BCAST_TAG,
-                                       e->leader_comm, &reqs[0]);
-                MPIR_ERR_CHECK(mpi_errno);
-                mpi_errno = MPIDI_Topo_waitall(e, 1, reqs, errflag);
+            if (receives) {
+                if (rreq == NULL) {
+                    if (r > MPIDI_TOPO_NSLOTS)
+                        MPIDI_TOPO_WAIT_ALL(e, done, 0, nlocal, r - MPIDI_TOPO_NSLOTS);
+                    mpi_errno = MPIC_Irecv(slot, len, MPI_BYTE, parent, MPIR_BCAST_TAG,
+                                           e->leader_comm, &rreq);
+                    MPIR_ERR_CHECK(mpi_errno);
+                }
+                mpi_errno = MPIDI_Topo_waitall(e, 1, &rreq, errflag);
                 MPIR_ERR_COLL_CHECKANDCONT(mpi_errno, *errflag);
+                if (prepost && i + 1 < nchunks) {
+                    MPI_Aint o = off + chunk;
+                    if (r + 1 > MPIDI_TOPO_NSLOTS)
+                        MPIDI_TOPO_WAIT_ALL(e, done, 0, nlocal, r + 1 - MPIDI_TOPO_NSLOTS);
+                    mpi_errno = MPIC_Irecv(MPIDI_TOPO_SLOT(e, r + 1), MPL_MIN(chunk, m - o),
+                                           MPI_BYTE, parent, MPIR_BCAST_TAG, e->leader_comm,
+                                           &rreq);
+                    MPIR_ERR_CHECK(mpi_errno);
+                }
             } else if (!am_root) {
                 MPIDI_TOPO_WAIT_GE(e, &MPIDI_TOPO_CTRL(e, root_local)->arrive, r);
             }
@@ -152,6 +246,14 @@ static int bcast_segment(MPIDI_Topo_engine_t * e, const MPIDI_Topo_tbuf_t * tb, 
     }
 
   fn_exit:
+    /* a receive posted ahead is left only after an error */
+    if (rreq) {
+        int err;
+        MPIR_Cancel_impl(rreq);
+        err = MPIDI_Topo_waitall(e, 1, &rreq, errflag);
+        if (err)
+            MPIR_ERR_ADD(mpi_errno_ret, err);
+    }
     return MPIDI_Topo_check_node(e, mpi_errno_ret ? mpi_errno_ret : mpi_errno, errflag);
   fn_fail:
     goto fn_exit;
@@ -191,7 +293,9 @@ static int bcast_direct(MPIDI_Topo_engine_t * e, char *buf, MPI_Aint m, int root
     first = base + 1;
     last = base + nrounds;
     if (e->leader_comm) {
-        node_tree(e->nnodes, e->node, root_node, &parent, children, &nchildren);
+        node_tree(e->nnodes, e->node, root_node,
+                  node_chain(e->nnodes, (double) m / (k * chunk), nrounds, nrounds), &parent,
+                  children, &nchildren);
         nmine = (nchunks - e->group + k - 1) / k;
     }
     recv_from_parent = nmine && e->node != root_node;
@@ -275,6 +379,38 @@ static int bcast_direct(MPIDI_Topo_engine_t * e, char *buf, MPI_Aint m, int root
     goto fn_exit;
 }
 
+/* One process per node: the network step alone, on comm: the chain of
+ * nodes, MPICH's binomial tree (sent whole: nch = 1) or, from
+ * MPIR_CVAR_BCAST_SHORT_MSG_SIZE, MPICH's scatter then ring allgather,
+ * whichever the cost model above puts first.  On 4 emulated nodes at
+ * 250 Mbit/s (bench/cluster.sh) chain, binomial and scatter took 13.0,
+ * 15.9 and 11.7 ms at 256 KiB, 44, 69 and 62 ms at 1 MiB, 156, 281 and
+ * 231 ms at 4 MiB. */
+static int bcast_one_per_node(void *buffer, MPI_Aint count, MPI_Datatype datatype, MPI_Aint m,
+                              int root, MPIR_Comm * comm, MPIR_Errflag_t * errflag)
+{
+    int p = comm->local_size, vr = (comm->rank - root + p) % p;
+    MPI_Aint chunk = MPL_MAX(MPIR_CVAR_TOPO_PIPELINE_CHUNK_SIZE, 1);
+    MPI_Aint nch = (m + chunk - 1) / chunk;
+    double q = (double) m / chunk;
+    int chain = node_chain(p, q, nch, 1);
+
+    if (MPIR_CVAR_TOPO_BCAST_NODE_TREE == MPIR_CVAR_TOPO_BCAST_NODE_TREE_auto &&
+        m >= MPIR_CVAR_BCAST_SHORT_MSG_SIZE) {
+        double scatter = (p - 1 + ceil_log2(p)) * MPIDI_TOPO_BCAST_ALPHA + 2 * q * (p - 1) / p;
+        if (scatter < (chain ? cost_chain(p, q, nch) : cost_binomial(p, q, 1)))
+            return MPIR_Bcast_intra_scatter_ring_allgather(buffer, count, datatype, root, comm,
+                                                           errflag);
+    }
+    if (chain) {
+        int next = (comm->rank + 1) % p, forwards = vr + 2 < p;
+        return MPIR_Topo_bcast_pipelined(buffer, count, datatype, root, comm,
+                                         vr ? (comm->rank - 1 + p) % p : -1, &next, &forwards,
+                                         vr + 1 < p, chunk, errflag);
+    }
+    return MPIR_Bcast_intra_binomial(buffer, count, datatype, root, comm, errflag);
+}
+
 int MPIDI_Topo_bcast_pipeline(void *buffer, MPI_Aint count, MPI_Datatype datatype, int root,
                               MPIR_Comm * comm, const char **why_not, MPIR_Errflag_t * errflag)
 {
@@ -292,14 +428,7 @@ int MPIDI_Topo_bcast_pipeline(void *buffer, MPI_Aint count, MPI_Datatype datatyp
 
     MPIDI_TOPO_ENGINE_GET(comm, e, why_not, errflag);
     if (e->one_per_node) {
-        /* one process per node: the network step alone, as MPICH would
-         * run it on comm (below MPIR_CVAR_BCAST_MIN_PROCS processes a
-         * scatter-allgather sends more than the message: 1.5x for two) */
-        if (m < MPIR_CVAR_BCAST_SHORT_MSG_SIZE || comm->local_size < MPIR_CVAR_BCAST_MIN_PROCS)
-            mpi_errno = MPIR_Bcast_intra_binomial(buffer, count, datatype, root, comm, errflag);
-        else
-            mpi_errno = MPIR_Bcast_intra_scatter_ring_allgather(buffer, count, datatype, root,
-                                                                comm, errflag);
+        mpi_errno = bcast_one_per_node(buffer, count, datatype, m, root, comm, errflag);
         goto fn_exit;
     }
     MPIDI_Topo_tbuf_init(&tb, buffer, count, datatype);

@@ -1,7 +1,7 @@
 #!/bin/sh
 #
 # Writes MPICH 4.0.2's own built-in tuning files, as they were before
-# maint/patches/*-tuning-select-* (0010, 0017, 0024) made the built-in
+# maint/patches/*-tuning-select-* (0010, 0017, 0024, 0027) made the built-in
 # tuning pick our algorithms, to
 # OUTDIR/mpir.json and OUTDIR/ch4.json. Benchmarks and the demo load them
 # (MPIR_CVAR_COLL_SELECTION_TUNING_JSON_FILE,

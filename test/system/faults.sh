@@ -127,6 +127,17 @@ for bad in 0 1; do
         '[ "$rc" = 0 ] && [ "$nown" = 1 ] && [ "$nag" = 4 ] && [ "$nbcerr" -ge "$wantbc" ] &&
          ! grep -q "wrong data" "$tmp/out" && grep -q "^fault: afterwards a reduce works" "$tmp/out"'
 done
+# bcast topo_pipeline's chain of nodes, one process per node (rank 1, in
+# the middle of the chain 0-1-2-3, without its copy): it passes on empty
+# chunks marked failed, so it and everyone after it err, nobody hangs
+run MPIR_CVAR_BCAST_INTRA_ALGORITHM=topo_pipeline MPIR_CVAR_COLLECTIVE_FALLBACK=error \
+    MPIR_CVAR_TOPO_BCAST_NODE_TREE=chain MPIR_CVAR_TOPO_PIPELINE_CHUNK_SIZE=4096 \
+    MPIR_CVAR_TOPO_DEBUG_STAGING_NOMEM=1 MPIR_CVAR_NUM_CLIQUES=4 4 "$tmp/fault" staging 65536
+nbc=$(grep -c '^fault: rank [0-3]: bcast: ' "$tmp/out")
+nbcerr=$(grep -c '^fault: rank [1-3]: bcast: error' "$tmp/out")
+check "staging copy fails on rank 1 (bcast chain of 4 nodes): errors on it and after it, no hang, no wrong data" \
+    '[ "$rc" = 0 ] && [ "$nbc" = 4 ] && [ "$nbcerr" = 3 ] && grep -q "^fault: rank 1: bcast: error class 34$" "$tmp/out" &&
+     ! grep -q "wrong data" "$tmp/out" && grep -q "^fault: afterwards a reduce works" "$tmp/out"'
 check "staging copy fails: /dev/shm left clean" 'shm_clean'
 
 # 5. limits: a direct-mode (CMA) bcast of 4 MiB in 256-byte chunks on 2

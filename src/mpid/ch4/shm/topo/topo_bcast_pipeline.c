@@ -195,6 +195,7 @@ static int bcast_segment(MPIDI_Topo_engine_t * e, const MPIDI_Topo_tbuf_t * tb, 
             MPIDI_TOPO_LOCAL_ERR(e, mpi_errno, mpi_errno_ret, errflag);
             MPIDI_TOPO_SHARED_DEFINED(slot, len);
             MPL_atomic_release_store_uint64(&me->arrive, r);
+            MPIDI_TOPO_EVENT(e, "in", i, 0);
         }
         if (am_owner) {
             if (receives) {
@@ -207,15 +208,7 @@ static int bcast_segment(MPIDI_Topo_engine_t * e, const MPIDI_Topo_tbuf_t * tb, 
                 }
                 mpi_errno = MPIDI_Topo_waitall(e, 1, &rreq, errflag);
                 MPIR_ERR_COLL_CHECKANDCONT(mpi_errno, *errflag);
-                if (prepost && i + 1 < nchunks) {
-                    MPI_Aint o = off + chunk;
-                    if (r + 1 > MPIDI_TOPO_NSLOTS)
-                        MPIDI_TOPO_WAIT_ALL(e, done, 0, nlocal, r + 1 - MPIDI_TOPO_NSLOTS);
-                    mpi_errno = MPIC_Irecv(MPIDI_TOPO_SLOT(e, r + 1), MPL_MIN(chunk, m - o),
-                                           MPI_BYTE, parent, MPIR_BCAST_TAG, e->leader_comm,
-                                           &rreq);
-                    MPIR_ERR_CHECK(mpi_errno);
-                }
+                MPIDI_TOPO_EVENT(e, "recv", i, 0);
             } else if (!am_root) {
                 MPIDI_TOPO_WAIT_GE(e, &MPIDI_TOPO_CTRL(e, root_local)->arrive, r);
             }
@@ -229,6 +222,16 @@ static int bcast_segment(MPIDI_Topo_engine_t * e, const MPIDI_Topo_tbuf_t * tb, 
                 if (reqs[nreq])
                     nreq++;
             }
+            /* (after the sends, so that forwarding never waits for the
+             * local copies of the chunk before) */
+            if (prepost && i + 1 < nchunks) {
+                MPI_Aint o = off + chunk;
+                if (r + 1 > MPIDI_TOPO_NSLOTS)
+                    MPIDI_TOPO_WAIT_ALL(e, done, 0, nlocal, r + 1 - MPIDI_TOPO_NSLOTS);
+                mpi_errno = MPIC_Irecv(MPIDI_TOPO_SLOT(e, r + 1), MPL_MIN(chunk, m - o),
+                                       MPI_BYTE, parent, MPIR_BCAST_TAG, e->leader_comm, &rreq);
+                MPIR_ERR_CHECK(mpi_errno);
+            }
         }
         if (!am_root) {
             if (e->node == root_node)
@@ -237,20 +240,27 @@ static int bcast_segment(MPIDI_Topo_engine_t * e, const MPIDI_Topo_tbuf_t * tb, 
                 MPIDI_TOPO_WAIT_GE(e, &MPIDI_TOPO_CTRL(e, owner)->avail, MPIDI_TOPO_PROG(r, 1));
             mpi_errno = MPIDI_Topo_tbuf_unpack(tb, off, slot, len);
             MPIDI_TOPO_LOCAL_ERR(e, mpi_errno, mpi_errno_ret, errflag);
+            MPIDI_TOPO_EVENT(e, "out", i, 0);
         }
         if (nreq) {
             mpi_errno = MPIDI_Topo_waitall(e, nreq, reqs, errflag);
             MPIR_ERR_COLL_CHECKANDCONT(mpi_errno, *errflag);
+            MPIDI_TOPO_EVENT(e, "sent", i, 0);
         }
         MPL_atomic_release_store_uint64(&me->done, r);
     }
 
   fn_exit:
-    /* a receive posted ahead is left only after an error */
+    /* a receive posted ahead, or sends, are left only after an error */
     if (rreq) {
         int err;
         MPIR_Cancel_impl(rreq);
         err = MPIDI_Topo_waitall(e, 1, &rreq, errflag);
+        if (err)
+            MPIR_ERR_ADD(mpi_errno_ret, err);
+    }
+    {
+        int err = MPIDI_Topo_waitall(e, 32, reqs, errflag);
         if (err)
             MPIR_ERR_ADD(mpi_errno_ret, err);
     }
@@ -327,11 +337,13 @@ static int bcast_direct(MPIDI_Topo_engine_t * e, char *buf, MPI_Aint m, int root
                                                errflag);
                 MPIR_ERR_COLL_CHECKANDCONT(mpi_errno, *errflag);
                 MPL_atomic_release_store_uint64(&me->avail, MPIDI_TOPO_PROG(first + j, 1));
+                MPIDI_TOPO_EVENT(e, "recv", i, 0);
             } else if (!am_root && !sink) {
                 MPIDI_Topo_ctrl_t *rc = MPIDI_TOPO_CTRL(e, root_local);
                 MPIDI_TOPO_WAIT_GE(e, &rc->arrive, first);
                 mpi_errno = MPIDI_Topo_cma_read(e, root_local, buf + off, rc->addr + off, len);
                 MPIDI_TOPO_LOCAL_ERR(e, mpi_errno, mpi_errno_ret, errflag);
+                MPIDI_TOPO_EVENT(e, "out", i, 0);
             }
             /* this window entry's sends, chunk j - WINDOW's, are done first */
             mpi_errno = MPIDI_Topo_waitall(e, nchildren, sw, errflag);
@@ -352,6 +364,7 @@ static int bcast_direct(MPIDI_Topo_engine_t * e, char *buf, MPI_Aint m, int root
                 MPIDI_TOPO_WAIT_GE(e, &sc->avail, MPIDI_TOPO_PROG(first + j, 1));
             mpi_errno = MPIDI_Topo_cma_read(e, src, buf + off, sc->addr + off, len);
             MPIDI_TOPO_LOCAL_ERR(e, mpi_errno, mpi_errno_ret, errflag);
+            MPIDI_TOPO_EVENT(e, "out", i, 0);
         }
     }
 
@@ -446,6 +459,7 @@ int MPIDI_Topo_bcast_pipeline(void *buffer, MPI_Aint count, MPI_Datatype datatyp
             MPIR_ERR_CHECK(mpi_errno);
         }
     }
+    MPIDI_Topo_timeline_begin(e, comm, "bcast", m);
     if (e->cma && MPIR_CVAR_TOPO_BCAST_CMA_THRESHOLD >= 0 &&
         m >= MPIR_CVAR_TOPO_BCAST_CMA_THRESHOLD) {
         mpi_errno = bcast_direct(e, buf, m, root, comm, errflag);
@@ -456,6 +470,7 @@ int MPIDI_Topo_bcast_pipeline(void *buffer, MPI_Aint count, MPI_Datatype datatyp
             MPIDI_Topo_tbuf_discard(&cb);
         mpi_errno = bcast_segment(e, &cb, m, root, comm, errflag);
     }
+    MPIDI_Topo_timeline_end(e);
     /* (the root's buffer holds the data already) */
     mpi_errno = MPIDI_Topo_staged_result(&tb, comm->rank != root ? tmp : NULL, m, staging_errno,
                                          mpi_errno);

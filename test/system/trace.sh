@@ -1,7 +1,8 @@
 #!/bin/sh
 #
 # Checks of "which algorithm ran": MPIR_CVAR_COLL_TRACE (table with size
-# ranges, per-call lines, fallbacks) and the MPI_T counters.
+# ranges, per-call lines, fallbacks) and the MPI_T counters; and of what
+# happened inside one call: MPIR_CVAR_TOPO_TIMELINE.
 # Usage: trace.sh PREFIX COLL_TEST_DIR DEVICE
 # Prints "ok N - what" / "not ok N - what" lines (TAP-like).
 
@@ -75,5 +76,22 @@ if [ $rc = 0 ] && grep -q '^pvar ' "$tmp/out" && ! grep -q '^pvar topo_' "$tmp/o
 else
     notok "MPI_T counters follow MPICH's default selection too"
 fi
+
+# 5. the timeline of one call (MPIR_CVAR_TOPO_TIMELINE, the second call of
+#    each collective by default): a 64 KiB bcast in 16 KiB chunks on 2
+#    nodes x 2 (after the benchmark's own allgathers and allreduces, which
+#    are recorded too); the leader of the node without the root receives
+#    the 4 chunks, the 3 processes other than the root copy 4 chunks out
+#    each, and bench/timeline.py reads it all
+MPIR_CVAR_TOPO_TIMELINE="$tmp/tl" MPIR_CVAR_TOPO_PIPELINE_CHUNK_SIZE=16384 \
+    MPIR_CVAR_BCAST_INTRA_ALGORITHM=topo_pipeline \
+    run 4 "$tmp/coll_bench" -c bcast -a env=topo -m 65536 -M 65536 -i 3 -w 1 -v
+python3 "$top/bench/timeline.py" --csv --collective bcast "$tmp/tl" >"$tmp/timeline.csv" 2>&1
+python3 "$top/bench/timeline.py" --collective bcast "$tmp/tl" >>"$tmp/out" 2>&1
+check "MPIR_CVAR_TOPO_TIMELINE records every process's chunks of one call; bench/timeline.py reads them" \
+    '[ $rc = 0 ] && [ "$(ls "$tmp"/tl.* | wc -l)" = 4 ] &&
+     [ "$(grep -c ",bcast,65536,.*,recv,[0-9]*,0$" "$tmp/timeline.csv")" = 4 ] &&
+     [ "$(grep -c ",bcast,65536,.*,out,[0-9]*,0$" "$tmp/timeline.csv")" = 12 ] &&
+     grep -q "bcast of 65536 bytes per process" "$tmp/out" && grep -q "4 processes on 2 nodes" "$tmp/out"'
 
 tap_summary trace

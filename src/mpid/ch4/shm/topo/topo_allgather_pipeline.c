@@ -106,6 +106,7 @@ static int allgather_segment(MPIDI_Topo_engine_t * e, const MPIDI_Topo_tbuf_t * 
         MPIDI_TOPO_LOCAL_ERR(e, mpi_errno, mpi_errno_ret, errflag);
         MPIDI_TOPO_SHARED_DEFINED(slot + mypos * len, len);
         MPL_atomic_release_store_uint64(&me->arrive, r);
+        MPIDI_TOPO_EVENT(e, "in", i, 0);
 
         if (e->is_leader && nn > 1) {
             MPIDI_TOPO_WAIT_ALL(e, arrive, e->group_lo[g], e->group_lo[g + 1], r);
@@ -113,6 +114,7 @@ static int allgather_segment(MPIDI_Topo_engine_t * e, const MPIDI_Topo_tbuf_t * 
             if (leader_step == MPIDI_TOPO_LEADERS_ALLGATHERV) {
                 mpi_errno = MPIDI_Topo_multileader_step(e, slot, len, counts, displs, errflag);
                 MPIR_ERR_COLL_CHECKANDCONT(mpi_errno, *errflag);
+                MPIDI_TOPO_EVENT(e, "leaders", i, 0);
                 MPL_atomic_release_store_uint64(&me->avail, MPIDI_TOPO_PROG(r, nn));
             } else {
                 int left = (n - 1 + nn) % nn, right = (n + 1) % nn;
@@ -135,6 +137,7 @@ static int allgather_segment(MPIDI_Topo_engine_t * e, const MPIDI_Topo_tbuf_t * 
                     mpi_errno = MPIDI_Topo_waitall(e, 2, reqs, errflag);
                     MPIR_ERR_COLL_CHECKANDCONT(mpi_errno, *errflag);
                     MPL_atomic_release_store_uint64(&me->avail, MPIDI_TOPO_PROG(r, s + 1));
+                    MPIDI_TOPO_EVENT(e, "ring", i, s);
                 }
             }
         }
@@ -158,6 +161,7 @@ static int allgather_segment(MPIDI_Topo_engine_t * e, const MPIDI_Topo_tbuf_t * 
             }
         }
         MPL_atomic_release_store_uint64(&me->done, r);
+        MPIDI_TOPO_EVENT(e, "out", i, 0);
     }
 
   fn_exit:
@@ -234,6 +238,7 @@ static int allgather_direct(MPIDI_Topo_engine_t * e, char *recv, MPI_Aint m, MPI
             mpi_errno = MPIDI_Topo_waitall(e, nr, reqs, errflag);
             MPIR_ERR_COLL_CHECKANDCONT(mpi_errno, *errflag);
             MPL_atomic_release_store_uint64(&me->avail, MPIDI_TOPO_PROG(r, s + 1));
+            MPIDI_TOPO_EVENT(e, "ring", 0, s);
         }
     }
 
@@ -267,6 +272,7 @@ static int allgather_direct(MPIDI_Topo_engine_t * e, char *recv, MPI_Aint m, MPI
         }
     }
     MPL_atomic_release_store_uint64(&me->done, r);
+    MPIDI_TOPO_EVENT(e, "out", 0, 0);
     MPIDI_TOPO_WAIT_ALL(e, done, 0, nlocal, r);
 
   fn_exit:
@@ -347,6 +353,8 @@ int MPIDI_Topo_allgather(const void *sendbuf, MPI_Aint sendcount, MPI_Datatype s
                 whole = tmp;
         }
     }
+    MPIDI_Topo_timeline_begin(e, comm, leader_step == MPIDI_TOPO_LEADERS_RING ?
+                              "allgather" : "allgather_multileader", m);
     if (leader_step == MPIDI_TOPO_LEADERS_RING && e->cma &&
         MPIR_CVAR_TOPO_ALLGATHER_CMA_THRESHOLD >= 0 &&
         m >= MPIR_CVAR_TOPO_ALLGATHER_CMA_THRESHOLD) {
@@ -361,6 +369,7 @@ int MPIDI_Topo_allgather(const void *sendbuf, MPI_Aint sendcount, MPI_Datatype s
             MPIDI_Topo_tbuf_init(&cb, whole, p * m, MPI_BYTE);
         mpi_errno = allgather_segment(e, &sb, whole ? &cb : &rb, m, leader_step, comm, errflag);
     }
+    MPIDI_Topo_timeline_end(e);
     mpi_errno = MPIDI_Topo_staged_result(&rb, whole, p * m, staging_errno, mpi_errno);
     MPIR_ERR_CHECK(mpi_errno);
 

@@ -168,6 +168,7 @@ static int round_in(reduction_t * x, MPI_Aint i)
     memcpy(slot + mine * x->stride, x->sbuf + off * x->extent + x->true_lb, span);
     MPIDI_TOPO_SHARED_DEFINED(slot + mine * x->stride, span);
     MPL_atomic_release_store_uint64(&me->arrive, r);
+    MPIDI_TOPO_EVENT(e, "in", i, 0);
 
     /* my slice, reduced across the areas into area 0, starting with the
      * area after mine (no all_arrived here: within these rounds a process
@@ -183,6 +184,7 @@ static int round_in(reduction_t * x, MPI_Aint i)
         MPIDI_TOPO_LOCAL_ERR(e, mpi_errno, mpi_errno_ret, x->errflag);
     }
     MPL_atomic_release_store_uint64(&me->reduced, r);
+    MPIDI_TOPO_EVENT(e, "reduced", i, 0);
 
     if (e->is_leader && e->nnodes > 1) {
         /* leader g's share of the round is the same element range on
@@ -200,6 +202,7 @@ static int round_in(reduction_t * x, MPI_Aint i)
                                               share, share_hi - share_lo, x->datatype, x->op,
                                               x->root_node, e->leader_comm, &x->nreq[r % 2]);
             MPIR_ERR_COLL_CHECKANDCONT(mpi_errno, *x->errflag);
+            MPIDI_TOPO_EVENT(e, "net_start", i, 0);
         }
     }
     return mpi_errno_ret;
@@ -220,6 +223,7 @@ static int round_out(reduction_t * x, MPI_Aint i)
         mpi_errno = MPIDI_Topo_waitall(e, 1, &x->nreq[r % 2], x->errflag);
         MPIR_ERR_COLL_CHECKANDCONT(mpi_errno, *x->errflag);
         MPL_atomic_release_store_uint64(&me->avail, MPIDI_TOPO_PROG(r, 1));
+        MPIDI_TOPO_EVENT(e, "net", i, 0);
     }
     if (!x->wants) {
         /* reduce: done with the round once my slice (and, for a leader,
@@ -246,6 +250,7 @@ static int round_out(reduction_t * x, MPI_Aint i)
         MPIDI_TOPO_LOCAL_ERR(e, mpi_errno, mpi_errno_ret, x->errflag);
     }
     MPL_atomic_release_store_uint64(&me->done, r);
+    MPIDI_TOPO_EVENT(e, "out", i, 0);
     return mpi_errno_ret;
 }
 
@@ -292,9 +297,11 @@ static int allreduce_elements(const void *sendbuf, void *recvbuf, MPI_Aint count
     x.rbuf = (char *) recvbuf;
     x.sbuf = sendbuf == MPI_IN_PLACE ? x.rbuf : (const char *) sendbuf;
 
+    MPIDI_Topo_timeline_begin(e, comm, root < 0 ? "allreduce" : "reduce", count * x.extent);
     if (e->nnodes == 1 && nrounds == 1 &&
         (e->local_size - 1) * (count * x.extent) < MPIDI_TOPO_ALLREDUCE_WHOLE_WORK) {
         mpi_errno_ret = whole_round(&x);
+        MPIDI_Topo_timeline_end(e);
         goto fn_exit;
     }
     /* Round i's network step runs (nonblocking, progressed by our waits)
@@ -311,6 +318,7 @@ static int allreduce_elements(const void *sendbuf, void *recvbuf, MPI_Aint count
             MPIR_ERR_ADD(mpi_errno_ret, mpi_errno);
         }
     }
+    MPIDI_Topo_timeline_end(e);
     mpi_errno = MPI_SUCCESS;
 
   fn_exit:

@@ -111,6 +111,8 @@ typedef struct MPIDI_Topo_engine {
     int cma;                    /* process_vm_readv works between local processes */
     int ptracer_any;            /* this engine declared PR_SET_PTRACER_ANY */
     unsigned poll_mask, yield_mask;     /* see MPIDI_TOPO_WAIT_GE */
+    uint64_t calls[3];          /* bcast, allgather, allreduce calls made */
+    struct MPIDI_Topo_timeline *tl;     /* the call being recorded, or NULL */
 } MPIDI_Topo_engine_t;
 
 #define MPIDI_TOPO_CTRL(e, i) ((MPIDI_Topo_ctrl_t *) ((e)->ctrl_base + (size_t) (i) * MPIDI_TOPO_CTRL_SIZE))
@@ -239,6 +241,21 @@ static inline void MPIDI_Topo_node_errflag(MPIDI_Topo_engine_t * e, MPIR_Errflag
     if (*errflag == MPIR_ERR_NONE && MPL_atomic_acquire_load_uint64(e->node_failed))
         *errflag = MPIR_ERR_OTHER;
 }
+
+/* The timeline of one call (MPIR_CVAR_TOPO_TIMELINE; bench/timeline.py
+ * reads it): each step of the MPIR_CVAR_TOPO_TIMELINE_CALL-th engine call
+ * of a collective on a communicator, with its time, written to a file per process
+ * when the call ends.  An event names the step and its chunk or round (a)
+ * and ring step (b).  Only the call recorded pays more than a test. */
+void MPIDI_Topo_timeline_begin(MPIDI_Topo_engine_t * e, MPIR_Comm * comm, const char *coll,
+                               MPI_Aint bytes);
+void MPIDI_Topo_timeline_event(MPIDI_Topo_engine_t * e, const char *what, MPI_Aint a,
+                               MPI_Aint b);
+void MPIDI_Topo_timeline_end(MPIDI_Topo_engine_t * e);
+#define MPIDI_TOPO_EVENT(e, what, a, b) do {                  \
+        if ((e)->tl)                                          \
+            MPIDI_Topo_timeline_event(e, what, a, b);         \
+    } while (0)
 
 /* topo_multileader's leader step of one round (topo_allgather_multileader.c) */
 int MPIDI_Topo_multileader_step(MPIDI_Topo_engine_t * e, char *slot, MPI_Aint len,

@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static int errs = 0;
 
@@ -78,6 +79,42 @@ static void check_derived(MPI_Comm comm, int count, int root, int salt)
     MPI_Type_free(&shifted);
 }
 
+/* Many small bcasts back to back, the root changing every few calls and
+ * the sizes every call, while one process now and then falls behind (a
+ * sleep): within a node they go through a ring of cells that a root may
+ * rewrite only once every reader is done with it, and a root that runs
+ * ahead must wait there rather than overwrite data not yet read. */
+static void check_small_ring(MPI_Comm comm, int salt)
+{
+    int rank, size;
+    MPI_Comm_rank(comm, &rank);
+    MPI_Comm_size(comm, &size);
+    unsigned char buf[2048];
+    for (int call = 0; call < 400; call++) {
+        int root = (call / 20) % size;  /* runs longer than the ring */
+        MPI_Aint count = 1 + (call * 37) % 1024 + (call % 50 == 7 ? 1000 : 0);
+        if (rank == size - 1 && call % 97 == 5)
+            usleep(2000);
+        for (MPI_Aint i = 0; i < count; i++)
+            buf[i] = rank == root ? byte_at(root, i, salt + call) : 0xee;
+        buf[count] = 0x5a;
+        MPI_Bcast(buf, (int) count, MPI_BYTE, root, comm);
+        for (MPI_Aint i = 0; i < count; i++)
+            if (buf[i] != byte_at(root, i, salt + call)) {
+                if (errs < 10)
+                    fprintf(stderr, "[%d] small ring call %d count %ld root %d: byte %ld is %d, "
+                            "expected %d\n", rank, call, (long) count, root, (long) i, buf[i],
+                            byte_at(root, i, salt + call));
+                errs++;
+                break;
+            }
+        if (buf[count] != 0x5a) {
+            fprintf(stderr, "[%d] small ring call %d: wrote past the end\n", rank, call);
+            errs++;
+        }
+    }
+}
+
 static void run_all(MPI_Comm comm, int salt)
 {
     int size;
@@ -89,6 +126,7 @@ static void run_all(MPI_Comm comm, int salt)
         check_derived(comm, 3, root, salt);
         check_derived(comm, 20000, root, salt + 1);
     }
+    check_small_ring(comm, salt);
     /* one big message: many chunks down every path of the tree */
     check_bytes(comm, (4 << 20) + 3, size - 1, salt);
 }

@@ -639,7 +639,7 @@ static void setup_subcomms(MPIR_Comm * comm, MPIDI_Topo_engine_t * e, MPIR_Topo_
     e->why_not = "no context id is left for its sub-communicators (too many communicators)";
 }
 
-/* Setup, phase 3: the node segment (control blocks, then the slots), within
+/* Setup, phase 3: the node segment (control blocks, cells, slots), within
  * the node's collective shared-memory budget; every member of comm takes
  * the same decision. */
 static int setup_segment(MPIR_Comm * comm, MPIDI_Topo_engine_t * e, MPIR_Errflag_t * errflag)
@@ -654,7 +654,8 @@ static int setup_segment(MPIR_Comm * comm, MPIDI_Topo_engine_t * e, MPIR_Errflag
     e->slot_size = (e->slot_size + 63) & ~(size_t) 63;
     /* one control block per local process, then the node's failure word */
     ctrl_bytes = ((size_t) (e->local_size + 1) * MPIDI_TOPO_CTRL_SIZE + pg - 1) / pg * pg;
-    e->seg_size = ctrl_bytes + MPIDI_TOPO_NSLOTS * e->slot_size;
+    e->seg_size = ctrl_bytes + MPIDI_TOPO_NCELLS * MPIDI_TOPO_CELL_STRIDE +
+        MPIDI_TOPO_NSLOTS * e->slot_size;
     if (e->local_rank == 0) {
         uint64_t used = MPIDI_POSIX_shm_limit_counter ?
             MPL_atomic_fetch_add_uint64(MPIDI_POSIX_shm_limit_counter, e->seg_size) : 0;
@@ -686,7 +687,9 @@ static int setup_segment(MPIR_Comm * comm, MPIDI_Topo_engine_t * e, MPIR_Errflag
     }
     e->ctrl_base = e->seg;
     e->node_failed = &MPIDI_TOPO_CTRL(e, e->local_size)->arrive;
-    e->data = (char *) e->seg + ctrl_bytes;
+    e->cells = (char *) e->seg + ctrl_bytes;
+    e->data = e->cells + MPIDI_TOPO_NCELLS * MPIDI_TOPO_CELL_STRIDE;
+    e->cells_free = MPIDI_TOPO_NCELLS;
     MPIDI_TOPO_CTRL(e, e->local_rank)->pid = (uint64_t) getpid();
     if (MPIR_CVAR_TOPO_DEBUG_ROUNDS_LEFT > 0) {
         MPIDI_Topo_ctrl_t *me = MPIDI_TOPO_CTRL(e, e->local_rank);

@@ -55,6 +55,13 @@
 #endif
 
 #define MPIDI_TOPO_CTRL_SIZE 128        /* two cache lines per process */
+/* Small bcasts within a node (topo_bcast_pipeline.c) go through cells: a
+ * sequence word followed by the data, so that a reader's one wait brings
+ * the first bytes with it, in a ring deep enough that the root rarely
+ * waits for readers to be done. */
+#define MPIDI_TOPO_NCELLS 8
+#define MPIDI_TOPO_CELL_BYTES 1024
+#define MPIDI_TOPO_CELL_STRIDE (MPIDI_TOPO_CELL_BYTES + 64)
 #define MPIDI_TOPO_NSLOTS 2
 /* progress counters carry (round, step) as round << 20 | step: a round has
  * fewer than 2^20 steps (a step per node at most: the engine runs on fewer
@@ -70,6 +77,7 @@ typedef struct {
     MPL_atomic_uint64_t done;   /* round this process has finished reading */
     MPL_atomic_uint64_t avail;  /* leaders: network progress, MPIDI_TOPO_PROG */
     MPL_atomic_uint64_t reduced;        /* allreduce: round whose slice is reduced */
+    MPL_atomic_uint64_t cell_done;      /* small bcast: last cell this process read */
     uint64_t pid;               /* for process_vm_readv */
     uint64_t addr;              /* direct mode: address of this process' buffer */
     uint64_t addr2;             /* direct mode: address of its contribution */
@@ -95,6 +103,9 @@ typedef struct MPIDI_Topo_engine {
     size_t budget;              /* bytes reserved in the node budget (local rank 0) */
     char *ctrl_base;
     char *data;
+    char *cells;                /* MPIDI_TOPO_NCELLS cells */
+    uint64_t cell_seq;          /* small bcasts made (the cell's sequence) */
+    uint64_t cells_free;        /* cells up to this sequence may be written */
     size_t slot_size;
     uint64_t round;
     uint64_t all_arrived;       /* allreduce: last one-round call whose inputs

@@ -29,6 +29,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static int errs = 0;
 static const char *comm_name = "";     /* for messages: the communicator being tested */
@@ -556,6 +557,47 @@ static void run_on(MPI_Comm comm, const char *name, int k)
     run_all(comm, k, k ? 1000 * k : 1);
 }
 
+/* Many small reduces back to back, the root changing every 20 calls and
+ * now and then asleep: within a node the others leave a reduce as soon as
+ * their input is in their cell, so they run ahead of the root, and must
+ * wait before they rewrite a cell the root has not read.  Allreduces in
+ * between, which everyone reads. */
+static void check_small_ring(MPI_Comm comm, int salt)
+{
+    int rank, size;
+    MPI_Comm_rank(comm, &rank);
+    MPI_Comm_size(comm, &size);
+    int in[256], out[256];
+    for (int call = 0; call < 400; call++) {
+        int root = (call / 20) % size, n = 1 + (call * 7) % 256;
+        for (int i = 0; i < n; i++)
+            in[i] = (rank + 1) * (i + call + salt) % 1000;
+        for (int i = 0; i < n; i++)
+            out[i] = -1;
+        if (rank == root && call % 23 == 3)
+            usleep(2000);
+        if (call % 20 == 19)
+            MPI_Allreduce(in, out, n, MPI_INT, MPI_SUM, comm);
+        else
+            MPI_Reduce(in, out, n, MPI_INT, MPI_SUM, root, comm);
+        if (call % 20 != 19 && rank != root)
+            continue;
+        for (int i = 0; i < n; i++) {
+            long want = 0;
+            for (int r = 0; r < size; r++)
+                want += (r + 1) * (i + call + salt) % 1000;
+            if (out[i] != want) {
+                if (errs < 10)
+                    fprintf(stderr, "[%d] %s: small ring call %d n %d root %d: element %d is "
+                            "%d, expected %ld\n", rank, comm_name, call, n, root, i, out[i],
+                            want);
+                errs++;
+                break;
+            }
+        }
+    }
+}
+
 int main(int argc, char **argv)
 {
     MTest_Init(&argc, &argv);
@@ -573,6 +615,7 @@ int main(int argc, char **argv)
     init_uops();
 
     topo_test_each_comm(run_on, 4242);
+    check_small_ring(MPI_COMM_WORLD, 7);
 
     free_uops();
     MTest_Finalize(errs);

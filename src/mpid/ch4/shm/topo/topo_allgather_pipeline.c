@@ -71,6 +71,40 @@ cvars:
  *              still being copied out; the leader starts its ring as soon
  *              as its group has arrived */
 
+/* A small allgather within one node (m at most MPIDI_TOPO_CELL_BYTES):
+ * each process writes its block into its cell of the call (see
+ * MPIDI_TOPO_CELL) and then the cell's sequence word, and copies every
+ * process' block out of its cell once that word says it is there: one
+ * cache-line transfer brings the word with the block's first bytes, and no
+ * round (arrive counters, slot) is used.  Cost: one copy in, L copies out,
+ * about 2 cache-line transfers of latency. */
+static int allgather_cells(MPIDI_Topo_engine_t * e, const MPIDI_Topo_tbuf_t * sb,
+                           const MPIDI_Topo_tbuf_t * rb, MPI_Aint m, MPIR_Errflag_t * errflag)
+{
+    int mpi_errno = MPI_SUCCESS, mpi_errno_ret = MPI_SUCCESS;
+    uint64_t s;
+    char *cell;
+
+    MPIDI_Topo_cell_claim(e, 1, &s);
+    cell = MPIDI_TOPO_CELL(e, e->local_rank, s);
+    mpi_errno = MPIDI_Topo_tbuf_pack(sb, 0, cell + MPIDI_TOPO_CELL_DATA, m);
+    MPIDI_TOPO_LOCAL_ERR(e, mpi_errno, mpi_errno_ret, errflag);
+    MPIDI_TOPO_SHARED_DEFINED(cell + MPIDI_TOPO_CELL_DATA, m);
+    MPL_atomic_release_store_uint64(MPIDI_TOPO_CELL_SEQ(cell), s);
+    MPIDI_TOPO_EVENT(e, "in", 0, 0);
+    /* (one node: local index a is node-major position a) */
+    for (int a = 0; a < e->local_size; a++) {
+        cell = MPIDI_TOPO_CELL(e, a, s);
+        MPIDI_TOPO_WAIT_GE(e, MPIDI_TOPO_CELL_SEQ(cell), s);
+        mpi_errno = MPIDI_Topo_tbuf_unpack(rb, e->layout->order[a] * m,
+                                           cell + MPIDI_TOPO_CELL_DATA, m);
+        MPIDI_TOPO_LOCAL_ERR(e, mpi_errno, mpi_errno_ret, errflag);
+    }
+    MPIDI_TOPO_EVENT(e, "out", 0, 0);
+    MPIDI_Topo_cell_done(e, s);
+    return MPIDI_Topo_check_node(e, mpi_errno_ret, errflag);
+}
+
 static int allgather_segment(MPIDI_Topo_engine_t * e, const MPIDI_Topo_tbuf_t * sb,
                              const MPIDI_Topo_tbuf_t * rb, MPI_Aint m,
                              MPIDI_Topo_leader_step_t leader_step, MPIR_Comm * comm,
@@ -355,8 +389,13 @@ int MPIDI_Topo_allgather(const void *sendbuf, MPI_Aint sendcount, MPI_Datatype s
     }
     MPIDI_Topo_timeline_begin(e, comm, leader_step == MPIDI_TOPO_LEADERS_RING ?
                               "allgather" : "allgather_multileader", m);
-    if (leader_step == MPIDI_TOPO_LEADERS_RING && e->cma &&
-        MPIR_CVAR_TOPO_ALLGATHER_CMA_THRESHOLD >= 0 &&
+    if (e->nnodes == 1 && m <= MPIDI_TOPO_CELL_BYTES) {
+        MPIDI_Topo_tbuf_t cb;
+        if (whole)
+            MPIDI_Topo_tbuf_init(&cb, whole, p * m, MPI_BYTE);
+        mpi_errno = allgather_cells(e, &sb, whole ? &cb : &rb, m, errflag);
+    } else if (leader_step == MPIDI_TOPO_LEADERS_RING && e->cma &&
+               MPIR_CVAR_TOPO_ALLGATHER_CMA_THRESHOLD >= 0 &&
         m >= MPIR_CVAR_TOPO_ALLGATHER_CMA_THRESHOLD) {
         char *recv = whole ? whole : rb.discard ? NULL : rb.buf + rb.lb;
         if (sendbuf != MPI_IN_PLACE && !whole && recv)

@@ -273,43 +273,35 @@ static int bcast_segment(MPIDI_Topo_engine_t * e, const MPIDI_Topo_tbuf_t * tb, 
 }
 
 /* A small bcast within one node (at most MPIDI_TOPO_CELL_BYTES): the root
- * writes the data into the call's cell and then its sequence word; the
- * others wait on that word and copy out.  One cache-line transfer brings a
- * reader the word with the first bytes, where a slot takes two (the root's
- * arrive counter, then the slot); and with MPIDI_TOPO_NCELLS cells the root
- * reads the others' cell_done only when it runs out of the cells it knows
- * are free, not on every call.  Cost: one copy in, L - 1 copies out,
- * about 2 cache-line transfers of latency. */
+ * writes the data into its cell of the call and then the cell's sequence
+ * word; the others wait on that word and copy out.  One cache-line
+ * transfer brings a reader the word with the first bytes, where a slot
+ * takes two (the root's arrive counter, then the slot), and the root reads
+ * the others' cell_done only when its ring runs out of cells it knows are
+ * free (MPIDI_Topo_cell_claim), not on every call.  Cost: one copy in,
+ * L - 1 copies out, about 2 cache-line transfers of latency. */
 static int bcast_cell(MPIDI_Topo_engine_t * e, const MPIDI_Topo_tbuf_t * tb, MPI_Aint m,
                       int root_local, MPIR_Errflag_t * errflag)
 {
     int mpi_errno = MPI_SUCCESS, mpi_errno_ret = MPI_SUCCESS;
-    uint64_t s = ++e->cell_seq;
-    char *cell = e->cells + (s % MPIDI_TOPO_NCELLS) * MPIDI_TOPO_CELL_STRIDE;
-    MPL_atomic_uint64_t *seq = (MPL_atomic_uint64_t *) cell;
-    MPIDI_Topo_ctrl_t *me = MPIDI_TOPO_CTRL(e, e->local_rank);
+    uint64_t s;
+    char *cell;
 
+    MPIDI_Topo_cell_claim(e, e->local_rank == root_local, &s);
+    cell = MPIDI_TOPO_CELL(e, root_local, s);
     if (e->local_rank == root_local) {
-        if (s > e->cells_free) {
-            /* the cell held call s - NCELLS: every reader must be done with it */
-            uint64_t lo = UINT64_MAX;
-            MPIDI_TOPO_WAIT_ALL(e, cell_done, 0, e->local_size, s - MPIDI_TOPO_NCELLS);
-            for (int i = 0; i < e->local_size; i++)
-                lo = MPL_MIN(lo, MPL_atomic_acquire_load_uint64(&MPIDI_TOPO_CTRL(e, i)->cell_done));
-            e->cells_free = lo + MPIDI_TOPO_NCELLS;
-        }
-        mpi_errno = MPIDI_Topo_tbuf_pack(tb, 0, cell + 8, m);
+        mpi_errno = MPIDI_Topo_tbuf_pack(tb, 0, cell + MPIDI_TOPO_CELL_DATA, m);
         MPIDI_TOPO_LOCAL_ERR(e, mpi_errno, mpi_errno_ret, errflag);
-        MPIDI_TOPO_SHARED_DEFINED(cell + 8, m);
-        MPL_atomic_release_store_uint64(seq, s);
+        MPIDI_TOPO_SHARED_DEFINED(cell + MPIDI_TOPO_CELL_DATA, m);
+        MPL_atomic_release_store_uint64(MPIDI_TOPO_CELL_SEQ(cell), s);
         MPIDI_TOPO_EVENT(e, "in", 0, 0);
     } else {
-        MPIDI_TOPO_WAIT_GE(e, seq, s);
-        mpi_errno = MPIDI_Topo_tbuf_unpack(tb, 0, cell + 8, m);
+        MPIDI_TOPO_WAIT_GE(e, MPIDI_TOPO_CELL_SEQ(cell), s);
+        mpi_errno = MPIDI_Topo_tbuf_unpack(tb, 0, cell + MPIDI_TOPO_CELL_DATA, m);
         MPIDI_TOPO_LOCAL_ERR(e, mpi_errno, mpi_errno_ret, errflag);
         MPIDI_TOPO_EVENT(e, "out", 0, 0);
     }
-    MPL_atomic_release_store_uint64(&me->cell_done, s);
+    MPIDI_Topo_cell_done(e, s);
     return MPIDI_Topo_check_node(e, mpi_errno_ret, errflag);
 }
 

@@ -240,6 +240,21 @@ int MPIDI_Topo_rounds(MPIDI_Topo_engine_t * e, uint64_t n, uint64_t * base,
     goto fn_exit;
 }
 
+/* ---- small calls' cells -------------------------------------------------- */
+
+void MPIDI_Topo_cell_claim(MPIDI_Topo_engine_t * e, int writes, uint64_t * s)
+{
+    *s = ++e->cell_seq;
+    if (writes && *s > e->cells_free) {
+        /* learn how far every process is, so that the next calls need not */
+        uint64_t lo = UINT64_MAX;
+        MPIDI_TOPO_WAIT_ALL(e, cell_done, 0, e->local_size, *s - MPIDI_TOPO_NCELLS);
+        for (int i = 0; i < e->local_size; i++)
+            lo = MPL_MIN(lo, MPL_atomic_acquire_load_uint64(&MPIDI_TOPO_CTRL(e, i)->cell_done));
+        e->cells_free = lo + MPIDI_TOPO_NCELLS;
+    }
+}
+
 /* ---- kernel-assisted copies ------------------------------------------- */
 
 int MPIDI_Topo_cma_read(MPIDI_Topo_engine_t * e, int local, void *buf, uint64_t raddr,
@@ -654,8 +669,8 @@ static int setup_segment(MPIR_Comm * comm, MPIDI_Topo_engine_t * e, MPIR_Errflag
     e->slot_size = (e->slot_size + 63) & ~(size_t) 63;
     /* one control block per local process, then the node's failure word */
     ctrl_bytes = ((size_t) (e->local_size + 1) * MPIDI_TOPO_CTRL_SIZE + pg - 1) / pg * pg;
-    e->seg_size = ctrl_bytes + MPIDI_TOPO_NCELLS * MPIDI_TOPO_CELL_STRIDE +
-        MPIDI_TOPO_NSLOTS * e->slot_size;
+    e->seg_size = ctrl_bytes + (size_t) e->local_size * MPIDI_TOPO_NCELLS *
+        MPIDI_TOPO_CELL_STRIDE + MPIDI_TOPO_NSLOTS * e->slot_size;
     if (e->local_rank == 0) {
         uint64_t used = MPIDI_POSIX_shm_limit_counter ?
             MPL_atomic_fetch_add_uint64(MPIDI_POSIX_shm_limit_counter, e->seg_size) : 0;
@@ -688,7 +703,7 @@ static int setup_segment(MPIR_Comm * comm, MPIDI_Topo_engine_t * e, MPIR_Errflag
     e->ctrl_base = e->seg;
     e->node_failed = &MPIDI_TOPO_CTRL(e, e->local_size)->arrive;
     e->cells = (char *) e->seg + ctrl_bytes;
-    e->data = e->cells + MPIDI_TOPO_NCELLS * MPIDI_TOPO_CELL_STRIDE;
+    e->data = e->cells + (size_t) e->local_size * MPIDI_TOPO_NCELLS * MPIDI_TOPO_CELL_STRIDE;
     e->cells_free = MPIDI_TOPO_NCELLS;
     MPIDI_TOPO_CTRL(e, e->local_rank)->pid = (uint64_t) getpid();
     if (MPIR_CVAR_TOPO_DEBUG_ROUNDS_LEFT > 0) {

@@ -55,13 +55,19 @@
 #endif
 
 #define MPIDI_TOPO_CTRL_SIZE 128        /* two cache lines per process */
-/* Small bcasts within a node (topo_bcast_pipeline.c) go through cells: a
- * sequence word followed by the data, so that a reader's one wait brings
- * the first bytes with it, in a ring deep enough that the root rarely
- * waits for readers to be done. */
+/* Small calls within a node (bcast, allreduce and reduce up to
+ * MPIDI_TOPO_CELL_BYTES) go through cells instead of slots: a sequence
+ * word and then the data (from byte 16, aligned for any type), so that a
+ * reader's one wait brings the first bytes with it.  Each local process
+ * writes its own ring of MPIDI_TOPO_NCELLS cells, deep enough that it
+ * rarely waits for readers to be done (see MPIDI_Topo_cell_claim). */
 #define MPIDI_TOPO_NCELLS 8
 #define MPIDI_TOPO_CELL_BYTES 1024
+#define MPIDI_TOPO_CELL_DATA 16
 #define MPIDI_TOPO_CELL_STRIDE (MPIDI_TOPO_CELL_BYTES + 64)
+#define MPIDI_TOPO_CELL(e, local, s) ((e)->cells + ((size_t) (local) * MPIDI_TOPO_NCELLS + \
+                                      (s) % MPIDI_TOPO_NCELLS) * MPIDI_TOPO_CELL_STRIDE)
+#define MPIDI_TOPO_CELL_SEQ(cell) ((MPL_atomic_uint64_t *) (cell))
 #define MPIDI_TOPO_NSLOTS 2
 /* progress counters carry (round, step) as round << 20 | step: a round has
  * fewer than 2^20 steps (a step per node at most: the engine runs on fewer
@@ -103,9 +109,9 @@ typedef struct MPIDI_Topo_engine {
     size_t budget;              /* bytes reserved in the node budget (local rank 0) */
     char *ctrl_base;
     char *data;
-    char *cells;                /* MPIDI_TOPO_NCELLS cells */
-    uint64_t cell_seq;          /* small bcasts made (the cell's sequence) */
-    uint64_t cells_free;        /* cells up to this sequence may be written */
+    char *cells;                /* MPIDI_TOPO_NCELLS cells per local process */
+    uint64_t cell_seq;          /* small calls made (their cells' sequence) */
+    uint64_t cells_free;        /* own cells up to this sequence may be written */
     size_t slot_size;
     uint64_t round;
     uint64_t all_arrived;       /* allreduce: last one-round call whose inputs
@@ -252,6 +258,16 @@ static inline void MPIDI_Topo_node_errflag(MPIDI_Topo_engine_t * e, MPIR_Errflag
     if (*errflag == MPIR_ERR_NONE && MPL_atomic_acquire_load_uint64(e->node_failed))
         *errflag = MPIR_ERR_OTHER;
 }
+
+/* A small call's cells: *s is the call's sequence (the same on every
+ * local process); where this process writes (writes), returns once it may
+ * write its cell s, that is once every local process is done with call
+ * s - MPIDI_TOPO_NCELLS.
+ * Writers publish with a release store of s to the cell's sequence word;
+ * every process ends a call with MPIDI_Topo_cell_done. */
+void MPIDI_Topo_cell_claim(MPIDI_Topo_engine_t * e, int writes, uint64_t * s);
+#define MPIDI_Topo_cell_done(e, s) \
+    MPL_atomic_release_store_uint64(&MPIDI_TOPO_CTRL(e, (e)->local_rank)->cell_done, s)
 
 /* The timeline of one call (MPIR_CVAR_TOPO_TIMELINE; bench/timeline.py
  * reads it): each step of the MPIR_CVAR_TOPO_TIMELINE_CALL-th engine call

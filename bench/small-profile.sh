@@ -42,7 +42,7 @@ layer() {
         if (s ~ /Csel|csel/) return "selection (csel)";
         if (s ~ /[Tt]race/) return "trace hook";
         if (s ~ /MPIDI_Topo_(pause|wait)/) return "engine: waiting (calls)";
-        if (s ~ /MPIDI_Topo|MPIR_Topo|topo_/) return "engine: steps, inlined waits";
+        if (s ~ /MPIDI_Topo|MPIR_Topo|topo_|^reduction$|_cells$|^bcast_cell$/) return "engine: steps, inlined waits";
         if (s ~ /OFI|fi_|ofi|sock|tcpx|ucp_|uct_|ucs_|UCX|epoll/) return "netmod progress";
         if (s ~ /POSIX|release_gather|MPIDI_SHM|shm/) return "CH4 shared memory";
         if (s ~ /Progress|progress/) return "progress engine";

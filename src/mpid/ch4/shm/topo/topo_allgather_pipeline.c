@@ -89,9 +89,7 @@ static int allgather_cells(MPIDI_Topo_engine_t * e, const MPIDI_Topo_tbuf_t * sb
     cell = MPIDI_TOPO_CELL(e, e->local_rank, s);
     mpi_errno = MPIDI_Topo_tbuf_pack(sb, 0, cell + MPIDI_TOPO_CELL_DATA, m);
     MPIDI_TOPO_LOCAL_ERR(e, mpi_errno, mpi_errno_ret, errflag);
-    MPIDI_TOPO_SHARED_DEFINED(cell + MPIDI_TOPO_CELL_DATA, m);
-    MPL_atomic_release_store_uint64(MPIDI_TOPO_CELL_SEQ(cell), s);
-    MPIDI_TOPO_EVENT(e, "in", 0, 0);
+    MPIDI_TOPO_CELL_PUBLISH(e, cell, m, s);
     /* (one node: local index a is node-major position a) */
     for (int a = 0; a < e->local_size; a++) {
         cell = MPIDI_TOPO_CELL(e, a, s);

@@ -166,9 +166,7 @@ static int whole_cells(reduction_t * x)
     MPIDI_Topo_cell_claim(e, 1, &s);
     cell = MPIDI_TOPO_CELL(e, e->local_rank, s);
     memcpy(cell + MPIDI_TOPO_CELL_DATA, x->sbuf + x->true_lb, span);
-    MPIDI_TOPO_SHARED_DEFINED(cell + MPIDI_TOPO_CELL_DATA, span);
-    MPL_atomic_release_store_uint64(MPIDI_TOPO_CELL_SEQ(cell), s);
-    MPIDI_TOPO_EVENT(e, "in", 0, 0);
+    MPIDI_TOPO_CELL_PUBLISH(e, cell, span, s);
     if (x->wants) {
         for (int a = 0; a < nlocal; a++)
             MPIDI_TOPO_WAIT_GE(e, MPIDI_TOPO_CELL_SEQ(MPIDI_TOPO_CELL(e, a, s)), s);

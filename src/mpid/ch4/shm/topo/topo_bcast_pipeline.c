@@ -292,9 +292,7 @@ static int bcast_cell(MPIDI_Topo_engine_t * e, const MPIDI_Topo_tbuf_t * tb, MPI
     if (e->local_rank == root_local) {
         mpi_errno = MPIDI_Topo_tbuf_pack(tb, 0, cell + MPIDI_TOPO_CELL_DATA, m);
         MPIDI_TOPO_LOCAL_ERR(e, mpi_errno, mpi_errno_ret, errflag);
-        MPIDI_TOPO_SHARED_DEFINED(cell + MPIDI_TOPO_CELL_DATA, m);
-        MPL_atomic_release_store_uint64(MPIDI_TOPO_CELL_SEQ(cell), s);
-        MPIDI_TOPO_EVENT(e, "in", 0, 0);
+        MPIDI_TOPO_CELL_PUBLISH(e, cell, m, s);
     } else {
         MPIDI_TOPO_WAIT_GE(e, MPIDI_TOPO_CELL_SEQ(cell), s);
         mpi_errno = MPIDI_Topo_tbuf_unpack(tb, 0, cell + MPIDI_TOPO_CELL_DATA, m);

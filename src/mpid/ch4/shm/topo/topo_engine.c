@@ -369,12 +369,15 @@ struct MPIDI_Topo_timeline {
 void MPIDI_Topo_timeline_begin(MPIDI_Topo_engine_t * e, MPIR_Comm * comm, const char *coll,
                                MPI_Aint bytes)
 {
+    int which;
+
+    /* (every engine call comes here: nothing more than this test when off) */
+    if (MPIR_CVAR_TOPO_TIMELINE == NULL || MPIR_CVAR_TOPO_TIMELINE[0] == '\0')
+        return;
     /* counted per collective: a bcast's timeline is not lost to the
      * allgathers an application makes first */
-    int which = strcmp(coll, "bcast") == 0 ? 0 : strncmp(coll, "allgather", 9) == 0 ? 1 : 2;
-
-    if (MPIR_CVAR_TOPO_TIMELINE == NULL || MPIR_CVAR_TOPO_TIMELINE[0] == '\0' ||
-        ++e->calls[which] != (uint64_t) MPIR_CVAR_TOPO_TIMELINE_CALL || e->tl)
+    which = strcmp(coll, "bcast") == 0 ? 0 : strncmp(coll, "allgather", 9) == 0 ? 1 : 2;
+    if (++e->calls[which] != (uint64_t) MPIR_CVAR_TOPO_TIMELINE_CALL || e->tl)
         return;
     /* a diagnostic: without memory, no timeline rather than a failed call */
     e->tl = MPL_malloc(sizeof(*e->tl), MPL_MEM_OTHER);

@@ -266,6 +266,13 @@ static inline void MPIDI_Topo_node_errflag(MPIDI_Topo_engine_t * e, MPIR_Errflag
  * Writers publish with a release store of s to the cell's sequence word;
  * every process ends a call with MPIDI_Topo_cell_done. */
 void MPIDI_Topo_cell_claim(MPIDI_Topo_engine_t * e, int writes, uint64_t * s);
+/* After this process wrote len bytes into its cell of call s: make them
+ * visible (the data before the sequence word) */
+#define MPIDI_TOPO_CELL_PUBLISH(e, cell, len, s) do {                           \
+        MPIDI_TOPO_SHARED_DEFINED((cell) + MPIDI_TOPO_CELL_DATA, len);          \
+        MPL_atomic_release_store_uint64(MPIDI_TOPO_CELL_SEQ(cell), s);          \
+        MPIDI_TOPO_EVENT(e, "in", 0, 0);                                        \
+    } while (0)
 #define MPIDI_Topo_cell_done(e, s) \
     MPL_atomic_release_store_uint64(&MPIDI_TOPO_CTRL(e, (e)->local_rank)->cell_done, s)
 

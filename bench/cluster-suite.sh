@@ -7,8 +7,8 @@
 #
 #   bench/cluster-suite.sh [--nodes "2"] [--ppn "1 2"] [--rates "1gbit 500mbit"]
 #                          [--placements "block cyclic shuffle"] [--min BYTES]
-#                          [--max BYTES] [--step K] [--no-peers] [--smoke]
-#                          [--out DIR]
+#                          [--max BYTES] [--step K] [--colls LIST] [--latency-bytes B]
+#                          [--no-peers] [--smoke] [--out DIR]
 #
 #   --nodes, --ppn  the cluster shapes (every combination)
 #   --rates         NIC rates, tc units; every rate R is also run at R/2:
@@ -21,6 +21,13 @@
 #                   split with random keys inside the benchmark)
 #   --min/--max/--step  sizes per process, MIN times STEP up to MAX
 #                   (default 4 KiB to 16 MiB, step 4)
+#   --colls LIST    some of allgather,bcast,allreduce (default all three)
+#   --latency-bytes B  MPIR_CVAR_TOPO_NETWORK_LATENCY_BYTES for mpich-topo,
+#                   what the network is, as a centre sets it for its fabric:
+#                   the bytes a NIC moves in a message's latency (default:
+#                   the first rate times 64 us; a small message between two
+#                   emulated nodes takes 13 us with 2 processes on the 2
+#                   cores, several times that with 8 sharing them)
 #   --smoke         2 nodes x 1 and x 2, three sizes, one rate, every
 #                   algorithm validated; no timing claims (check.sh)
 #   --out DIR       results (default bench/results/cluster-local): bench.csv
@@ -43,6 +50,8 @@ step=4
 peers=yes
 smoke=no
 out=
+latency_bytes=
+colls=allgather,bcast,allreduce
 cmdline="bench/cluster-suite.sh $*"
 while [ $# -gt 0 ]; do
     case $1 in
@@ -53,6 +62,8 @@ while [ $# -gt 0 ]; do
         --min) min=$2; shift ;;
         --max) max=$2; shift ;;
         --step) step=$2; shift ;;
+        --latency-bytes) latency_bytes=$2; shift ;;
+        --colls) colls=$2; shift ;;
         --no-peers) peers=no ;;
         --smoke) smoke=yes ;;
         --out) out=$2; shift ;;
@@ -81,6 +92,14 @@ for r in $rates; do
     [ "$(kbit_of "$r")" != bad ] ||
         { echo "cluster-suite.sh: rate '$r': give NUMBER followed by kbit, mbit or gbit" >&2; exit 2; }
 done
+
+# one network for every rate and its half: the half-rate runs must make
+# the same choices for the growth check to compare like with like
+if [ -z "$latency_bytes" ]; then
+    latency_bytes=$(( $(kbit_of "${rates%% *}") * 1000 / 8 * 64 / 1000000 ))
+fi
+case $latency_bytes in ''|*[!0-9]*) echo "cluster-suite.sh: --latency-bytes needs a number" >&2; exit 2 ;; esac
+net=(-genv MPIR_CVAR_TOPO_NETWORK_LATENCY_BYTES "$latency_bytes")
 
 # every rate and its half, each once, fastest first
 kbits=$(for r in $rates; do
@@ -119,7 +138,14 @@ sh "$top/maint/stock-tuning.sh" "$tmpd/stock"
 stock=(-genv MPIR_CVAR_COLL_SELECTION_TUNING_JSON_FILE "$tmpd/stock/mpir.json"
     -genv MPIR_CVAR_CH4_COLL_SELECTION_TUNING_JSON_FILE "$tmpd/stock/ch4.json")
 # (reduce is not in the suite yet: cluster_report.py knows these three)
-colls=allgather,bcast,allreduce
+case ",$colls," in
+    *[!a-z,]* | *,,* | ,,) echo "cluster-suite.sh: --colls takes some of allgather,bcast,allreduce" >&2; exit 2 ;;
+esac
+for c in ${colls//,/ }; do
+    case $c in allgather|bcast|allreduce) ;;
+        *) echo "cluster-suite.sh: --colls: '$c' is not allgather, bcast or allreduce" >&2; exit 2 ;;
+    esac
+done
 algs="default,brucks,recursive_doubling,ring,topo_ring,topo_pipeline,topo_multileader"
 algs="$algs,binomial,scatter_recursive_doubling_allgather,scatter_ring_allgather,topo_tree"
 algs="$algs,reduce_scatter_allgather"
@@ -162,11 +188,11 @@ for n in $nodes_l; do
                     # (tuning files are read at MPI_Init), compared with
                     # each other; forced algorithms with MPICH's default in
                     # their launch
-                    launch "$kbit" "$n" "$p" "$pl" mpich-topo mpiexec -n "$np" -bind-to core \
+                    launch "$kbit" "$n" "$p" "$pl" mpich-topo mpiexec "${net[@]}" -n "$np" -bind-to core \
                         "$bin" -c "$colls" -a default -l mpich-topo "${a[@]}"
                     launch "$kbit" "$n" "$p" "$pl" mpich-alone mpiexec "${stock[@]}" -n "$np" -bind-to core \
                         "$bin" -c "$colls" -a default -l mpich-alone "${a[@]}"
-                    launch "$kbit" "$n" "$p" "$pl" mpich mpiexec "${stock[@]}" -n "$np" -bind-to core \
+                    launch "$kbit" "$n" "$p" "$pl" mpich mpiexec "${stock[@]}" "${net[@]}" -n "$np" -bind-to core \
                         "$bin" -c "$colls" -a "$algs" -l mpich "${a[@]}"
                     if [ $peers = yes ]; then
                         launch "$kbit" "$n" "$p" "$pl" openmpi mpirun -n "$np" --bind-to core \
@@ -207,6 +233,7 @@ fi
     echo "cpu: $(lscpu 2>/dev/null | sed -n 's/^Model name: *//p' | head -1)"
     echo "kernel: $(uname -sr)"
     echo "shaping: tc tbf on each node's veth, both directions, burst 64 KiB, queue 20 ms; no added delay (no netem)"
+    echo "network: MPIR_CVAR_TOPO_NETWORK_LATENCY_BYTES=$latency_bytes for mpich-topo (its forced algorithms too)"
     echo "waiting: MPIR_CVAR_CH4_YIELD_WHEN_IDLE=on and mpi_yield_when_idle 1 where the cluster's processes outnumber the cores"
     echo "mpich: $("$prefix/bin/mpichversion" 2>/dev/null | sed -n 's/^MPICH Version:[[:space:]]*//p') ch4:ofi (tcp between nodes), mpich-topo $(cd "$top" && git rev-parse --short HEAD 2>/dev/null)"
     [ $peers = yes ] && echo "openmpi: $(ompi_info --version 2>/dev/null | head -1)"

@@ -48,8 +48,8 @@ check "one node: allgather topo_pipeline below 32 KiB in all, MPICH's tree above
 run MPIR_CVAR_NUM_CLIQUES=2 4 $bench -M 1048576
 check "2 nodes x 2: allgather topo_pipeline (each node's data crosses the network once)" \
     'valid && sel allgather topo_pipeline parent 4 && ! grep -qE "^mpich-topo: +allgather +(ring|brucks|recursive_doubling) +selection +parent +4:" "$tmp/out"'
-check "2 nodes x 2: bcast topo_pipeline from 256 KiB (the 512 KiB calls only), MPICH's composition below" \
-    'valid && sizes bcast topo_pipeline parent 4 | grep -qE "sizes 512K-<1024K B: [0-9]+$" && grep -qE "^mpich-topo: +bcast +[a-z_]+ +selection +node_roots" "$tmp/out"'
+check "2 nodes x 2: bcast topo_pipeline from 64 KiB, which steps aside for MPICH's binomial tree where it would send one chunk (64 KiB), MPICH's composition below" \
+    'valid && sizes bcast topo_pipeline parent 4 | grep -qE "sizes 512K-<1024K B: [0-9]+$" && grep -A1 -E "^mpich-topo: +bcast +binomial +fallback +parent +4:" "$tmp/out" | grep -qE "sizes 64K-<128K B: [0-9]+$" && grep -qE "^mpich-topo: +bcast +[a-z_]+ +selection +node_roots" "$tmp/out"'
 check "2 nodes x 2: barrier stays MPICH's" \
     'valid && ! sel barrier topo_flags parent 4 && grep -qE "^mpich-topo: +barrier +dissemination +selection +node_roots +2:" "$tmp/out"'
 check "2 nodes x 2: reduce stays MPICH's" \
@@ -58,11 +58,12 @@ check "2 nodes x 2: allreduce topo_pipeline from 256 KiB (the 512 KiB calls only
     'valid && sizes allreduce topo_pipeline parent 4 | grep -qE "sizes 512K-<1024K B: [0-9]+$" && sizes allreduce reduce_scatter_allgather node_roots 2 | grep -q "64K-<128K B"'
 
 # 3. one process per node: nothing of ours (it would only run the same
-#    network step) but bcast from 256 KiB, whose chain of nodes sends less
-#    than MPICH's trees from 3 nodes on
+#    network step) but bcast from 64 KiB, whose chain of nodes sends less
+#    than MPICH's trees from 3 nodes on (and which runs MPICH's tree where
+#    its cost model says so)
 run MPIR_CVAR_NUM_CLIQUES=2 2 $bench -M 1048576
-check "2 nodes x 1: bcast topo_pipeline from 256 KiB (the 512 KiB calls only), otherwise only MPICH's algorithms" \
-    'valid && grep -qE "^mpich-topo: +allgather +[a-z_]+ +selection" "$tmp/out" && sizes bcast topo_pipeline flat 2 | grep -qE "sizes 512K-<1024K B: [0-9]+$" && [ "$(grep -cE "^mpich-topo: +[a-z]+ +topo_" "$tmp/out")" = 1 ]'
+check "2 nodes x 1: bcast topo_pipeline from 64 KiB (the 64 KiB and 512 KiB calls only), otherwise only MPICH's algorithms" \
+    'valid && grep -qE "^mpich-topo: +allgather +[a-z_]+ +selection" "$tmp/out" && sizes bcast topo_pipeline flat 2 | grep -qE "sizes 64K-<128K B: [0-9]+, 512K-<1024K B: [0-9]+$" && [ "$(grep -cE "^mpich-topo: +[a-z]+ +topo_" "$tmp/out")" = 1 ]'
 
 # 4. user-defined ops within one node are never given to topo_pipeline
 #    (MPI calls them with the call's datatype; the engine reduces packed

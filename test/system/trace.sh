@@ -109,4 +109,31 @@ python3 "$top/bench/timeline.py" --csv --collective bcast "$tmp/tl" >"$tmp/timel
 check "bcast topo_pipeline: at a tie in the cost model, the chain of nodes (4 nodes, 2 chunks)" \
     '[ $rc = 0 ] && [ "$(topo_csv "$tmp/timeline.csv" '\''f("event") == "sent" { print f("node") }'\'' | sort -u | wc -l)" = 3 ]'
 
+# 7. the chain's chunks shrink to keep it full: 64 KiB on 4 nodes where a
+#    message's latency is worth 2 KiB of a NIC's time goes in 8 chunks (it
+#    went whole, in one 128 KiB slot, down a binomial tree: 4.0-4.5 ms on 4
+#    emulated nodes x 2 at 250 Mbit/s, 1.9 ms in 8 chunks)
+rm -f "$tmp"/tl.*
+MPIR_CVAR_NUM_CLIQUES=4 MPIR_CVAR_TOPO_LEADERS_PER_NODE=1 MPIR_CVAR_TOPO_TIMELINE="$tmp/tl" \
+    MPIR_CVAR_TOPO_NETWORK_LATENCY_BYTES=2048 MPIR_CVAR_BCAST_INTRA_ALGORITHM=topo_pipeline \
+    run 8 "$tmp/coll_bench" -c bcast -a env=topo -m 65536 -M 65536 -i 3 -w 1 -v
+python3 "$top/bench/timeline.py" --csv --collective bcast "$tmp/tl" >"$tmp/timeline.csv" 2>&1
+check "bcast topo_pipeline: the chain of 4 nodes takes 64 KiB in 8 chunks where a latency is 2 KiB" \
+    '[ $rc = 0 ] && [ "$(topo_csv "$tmp/timeline.csv" '\''f("event") == "recv"'\'' | wc -l)" = 24 ] &&
+     [ "$(topo_csv "$tmp/timeline.csv" '\''f("event") == "sent" { print f("node") }'\'' | sort -u | wc -l)" = 3 ]'
+
+# 8. where the model sends each leader's data whole down a binomial tree
+#    (64 KiB on 4 nodes at the default latency, 16 KiB), the built-in
+#    tuning's topo_pipeline steps aside for MPICH's own choice; forced, it
+#    runs
+MPIR_CVAR_NUM_CLIQUES=4 MPIR_CVAR_COLL_TRACE=1 \
+    run 8 "$tmp/coll_bench" -c bcast -m 65536 -M 65536 -i 3 -w 1 -v
+check "bcast: the built-in topo_pipeline steps aside for MPICH's scatter-allgather where it would send one message per leader down a tree" \
+    '[ $rc = 0 ] && grep -q -E "mpich-topo: +bcast +scatter_recursive_doubling_allgather +fallback +parent" "$tmp/out" &&
+     ! grep -q -E "mpich-topo: +bcast +topo_pipeline +selection +parent +8: [1-9]" "$tmp/out"'
+MPIR_CVAR_NUM_CLIQUES=4 MPIR_CVAR_COLL_TRACE=1 MPIR_CVAR_BCAST_INTRA_ALGORITHM=topo_pipeline \
+    MPIR_CVAR_COLLECTIVE_FALLBACK=error run 8 "$tmp/coll_bench" -c bcast -m 65536 -M 65536 -i 3 -w 1 -v
+check "bcast: forced topo_pipeline runs there (no fallback error)" \
+    '[ $rc = 0 ] && grep -q -E "mpich-topo: +bcast +topo_pipeline +cvar +parent" "$tmp/out"'
+
 tap_summary trace

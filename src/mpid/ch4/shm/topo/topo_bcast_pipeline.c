@@ -33,9 +33,10 @@ cvars:
       description : |-
         The tree of the nodes that bcast topo_pipeline moves chunks down.
         auto     - the faster by the cost model in
-                   topo_bcast_pipeline.c, from the node count and the
-                   chunks per leader: the chain from 3 nodes once there
-                   are enough chunks to fill it (with one process per
+                   topo_bcast_pipeline.c, from the node count, the size
+                   and MPIR_CVAR_TOPO_NETWORK_LATENCY_BYTES: the chain,
+                   in chunks sized to keep it full, from 3 nodes once
+                   the message is large enough (with one process per
                    node, MPICH's scatter-ring-allgather is a third
                    choice).
         binomial - a binomial tree rooted at the root's node: log2(N)
@@ -45,12 +46,29 @@ cvars:
                    sends and receives each chunk once, the lower bound on
                    each NIC, after N - 1 steps to fill the line.
 
+    - name        : MPIR_CVAR_TOPO_NETWORK_LATENCY_BYTES
+      category    : TOPO
+      type        : int
+      default     : 16384
+      class       : none
+      verbosity   : MPI_T_VERBOSITY_USER_BASIC
+      scope       : MPI_T_SCOPE_ALL_EQ
+      description : >-
+        The bytes a node's NIC moves in the time of one message's latency
+        (latency times bandwidth), which the cost model of bcast
+        topo_pipeline across nodes weighs against each chunk: the smaller
+        it is, the smaller the chunks of the chain of nodes and the sooner
+        the chain beats a binomial tree. 16384 (default) suits 10-100
+        Gbit/s networks (a 128 KiB message takes 5 to 8 times a message's
+        latency); the emulated cluster's 250 Mbit/s NICs are about 2048.
+
 === END_MPI_T_CVAR_INFO_BLOCK ===
 */
 
 /* Algorithm: leader-based pipelined bcast (MPIR_CVAR_BCAST_INTRA_ALGORITHM=topo_pipeline)
  *
- * The message is cut into chunks of the slot size.  Chunk i travels between
+ * The message is cut into chunks of at most the slot size (smaller on a
+ * chain of nodes, to keep it full: node_plan).  Chunk i travels between
  * nodes on leader communicator i % k, down a tree of nodes rooted at the
  * root's node (node_tree: binomial, or a chain once there are enough
  * chunks), so the k leaders of a node share its network traffic (the
@@ -86,18 +104,21 @@ cvars:
  * and each leader forwards its chunk to its children in the tree of nodes
  * as soon as it has it. */
 
-/* The cost model of the trees of nodes, in chunk times (one chunk of
- * MPIR_CVAR_TOPO_PIPELINE_CHUNK_SIZE on a NIC), for a message of q chunks
- * sent as nch messages, on nn nodes, d = ceil(log2 nn):
- *   binomial  d.(nch.a + q)        the root's node sends it all d times;
- *   chain     (nn + nch - 2).(a + q/nch)  every node sends it once, after
- *                                  nn - 2 chunks of filling the line;
- *   scatter   (nn - 1 + d).a + 2q(nn - 1)/nn  MPICH's scatter then ring
- *                                  allgather (one process per node only).
- * a, a message's latency: over InfiniBand or 10-100 Gbit/s Ethernet a
- * 128 KiB chunk takes 10-100 us, 5 to 8 times a message's latency.  A
- * chain of 2 is the binomial tree. */
-#define MPIDI_TOPO_BCAST_ALPHA 0.15
+/* The cost model of the trees of nodes, in bytes of one NIC's time: a
+ * message of c bytes costs B + c, B = MPIR_CVAR_TOPO_NETWORK_LATENCY_BYTES.
+ * For m bytes on nn nodes, d = ceil(log2 nn), k leaders per node:
+ *   binomial  d.(b.B + m)             b slot-size messages per leader; the
+ *                                     root's node sends it all d times;
+ *   chain     (nn - 2 + n).(B + m/n)  n chunks; every node sends each once,
+ *                                     after nn - 2 chunks fill the line;
+ *                                     least at n = sqrt((nn - 2).m / B);
+ *   scatter   (nn - 1 + d).B + 2m(nn - 1)/nn  MPICH's scatter then ring
+ *                                     allgather (one process per node only).
+ * So the chain's chunk shrinks with the message, down to
+ * MPIDI_TOPO_BCAST_MIN_CHUNK, to keep the line full: on 4 nodes, 64 KiB
+ * goes in one chunk where B is 16 KiB (a binomial tree then costs less),
+ * in 8 where B is 2 KiB (the emulated cluster's 250 Mbit/s NICs). */
+#define MPIDI_TOPO_BCAST_MIN_CHUNK 4096
 
 static int ceil_log2(int n)
 {
@@ -107,25 +128,47 @@ static int ceil_log2(int n)
     return d;
 }
 
-static double cost_binomial(int nn, double q, MPI_Aint nch)
+static double net_latency(void)
 {
-    return ceil_log2(nn) * (nch * MPIDI_TOPO_BCAST_ALPHA + q);
+    return (double) MPL_MAX(MPIR_CVAR_TOPO_NETWORK_LATENCY_BYTES, 1);
 }
 
-static double cost_chain(int nn, double q, MPI_Aint nch)
+/* The tree of nodes (returns 1 for the chain) and the chunk for m bytes on
+ * nn nodes, in chunks of at most slot, where the binomial tree would send
+ * b messages per leader; *cost is the model's for that choice.  Every
+ * process computes the same from the same inputs. */
+static int node_plan(int nn, MPI_Aint m, MPI_Aint slot, MPI_Aint b, MPI_Aint * chunk,
+                     double *cost)
 {
-    return (nn + nch - 2) * (MPIDI_TOPO_BCAST_ALPHA + q / nch);
-}
+    double B = net_latency();
+    MPI_Aint nslots = (m + slot - 1) / slot, n, c;
+    double binomial = ceil_log2(nn) * (b * B + m), chain;
+    int use_chain;
 
-/* the chain in nch messages or the binomial tree in nch_binomial */
-static int node_chain(int nn, double q, MPI_Aint nch, MPI_Aint nch_binomial)
-{
-    if (MPIR_CVAR_TOPO_BCAST_NODE_TREE != MPIR_CVAR_TOPO_BCAST_NODE_TREE_auto)
+    if (nn < 3) {
+        /* (one tree: the chain of 2 nodes is the binomial tree) */
+        *chunk = slot;
+        *cost = binomial;
         return MPIR_CVAR_TOPO_BCAST_NODE_TREE == MPIR_CVAR_TOPO_BCAST_NODE_TREE_chain;
-    /* a tie goes to the chain: each NIC sends the message once, where the
-     * tree makes the root's node send it d times (4 emulated nodes x 2,
-     * 256 KiB in 2 chunks: 11.3 ms against 15.0) */
-    return cost_chain(nn, q, nch) <= cost_binomial(nn, q, nch_binomial);
+    }
+    /* (the largest n with n.n.B <= (nn - 2).m, without libm) */
+    for (n = 1; n < m / MPIDI_TOPO_BCAST_MIN_CHUNK && (n + 1) * (n + 1) * B <= (double) (nn - 2) * m;
+         n++);
+    n = MPL_MAX(n, nslots);
+    c = ((m + n - 1) / n + 63) & ~(MPI_Aint) 63;
+    c = MPL_MIN(c, slot);
+    n = (m + c - 1) / c;
+    chain = (nn - 2 + n) * (B + (double) m / n);
+
+    if (MPIR_CVAR_TOPO_BCAST_NODE_TREE != MPIR_CVAR_TOPO_BCAST_NODE_TREE_auto)
+        use_chain = MPIR_CVAR_TOPO_BCAST_NODE_TREE == MPIR_CVAR_TOPO_BCAST_NODE_TREE_chain;
+    else
+        /* a tie goes to the chain: each NIC sends the message once, where
+         * the tree makes the root's node send it d times */
+        use_chain = chain <= binomial;
+    *chunk = use_chain ? c : slot;
+    *cost = use_chain ? chain : binomial;
+    return use_chain;
 }
 
 static void node_tree(int nn, int node, int root_node, int chain, int *parent, int *children,
@@ -154,6 +197,17 @@ static void node_tree(int nn, int node, int root_node, int chain, int *parent, i
             children[(*nchildren)++] = (vr + mask + root_node) % nn;
 }
 
+/* Does the plan of bcast_segment and bcast_direct send more than one chunk
+ * per leader, or down a chain of nodes (where MPICH's trees would not)? */
+static int tree_pipelines(MPIDI_Topo_engine_t * e, MPI_Aint m)
+{
+    MPI_Aint nslots = (m + e->slot_size - 1) / e->slot_size, chunk;
+    double cost;
+    int chain = node_plan(e->nnodes, m, e->slot_size, (nslots + e->k - 1) / e->k, &chunk, &cost);
+
+    return chain || (m + chunk - 1) / chunk > e->k;
+}
+
 static int bcast_segment(MPIDI_Topo_engine_t * e, const MPIDI_Topo_tbuf_t * tb, MPI_Aint m,
                          int root, MPIR_Comm * comm, MPIR_Errflag_t * errflag)
 {
@@ -163,7 +217,9 @@ static int bcast_segment(MPIDI_Topo_engine_t * e, const MPIDI_Topo_tbuf_t * tb, 
     int root_local = e->layout->pos[root] - e->layout->node_start[root_node];
     int parent = -1, nchildren = 0, children[32];
     int nlocal = e->local_size, k = e->k;
-    MPI_Aint chunk = e->slot_size, nchunks = (m + chunk - 1) / chunk;
+    MPI_Aint nslots = (m + e->slot_size - 1) / e->slot_size, chunk, nchunks;
+    double cost;
+    int chain = node_plan(e->nnodes, m, e->slot_size, (nslots + k - 1) / k, &chunk, &cost);
     uint64_t base;
     MPIDI_Topo_ctrl_t *me = MPIDI_TOPO_CTRL(e, e->local_rank);
     MPIR_Request *reqs[32] = { NULL }, *rreq = NULL;
@@ -174,13 +230,11 @@ static int bcast_segment(MPIDI_Topo_engine_t * e, const MPIDI_Topo_tbuf_t * tb, 
     int receives = e->leader_comm && e->node != root_node;
     int prepost = receives && k == 1;
 
+    nchunks = (m + chunk - 1) / chunk;
     mpi_errno = MPIDI_Topo_rounds(e, nchunks, &base, errflag);
     MPIR_ERR_CHECK(mpi_errno);
     if (e->leader_comm)
-        node_tree(e->nnodes, e->node, root_node,
-                  node_chain(e->nnodes, (double) m / (k * chunk), (nchunks + k - 1) / k,
-                             (nchunks + k - 1) / k),
-                  &parent, children, &nchildren);
+        node_tree(e->nnodes, e->node, root_node, chain, &parent, children, &nchildren);
 
     for (MPI_Aint i = 0; i < nchunks; i++) {
         uint64_t r = base + 1 + i;
@@ -320,10 +374,10 @@ static int bcast_direct(MPIDI_Topo_engine_t * e, char *buf, MPI_Aint m, int root
     int root_local = e->layout->pos[root] - e->layout->node_start[root_node];
     int parent = -1, nchildren = 0, children[32];
     int nlocal = e->local_size, k = e->k;
-    MPI_Aint chunk = e->slot_size, nchunks = (m + chunk - 1) / chunk, nmine = 0, nposted = 0;
-    /* chunk i is announced in round base + 1 + i / k, one step each, so
-     * that no counter ever carries more than one step per round */
-    MPI_Aint nrounds = (nchunks + k - 1) / k;
+    MPI_Aint nslots = (m + e->slot_size - 1) / e->slot_size, chunk, nchunks, nmine = 0;
+    MPI_Aint nposted = 0, nrounds;
+    double cost;
+    int chain = node_plan(e->nnodes, m, e->slot_size, (nslots + k - 1) / k, &chunk, &cost);
     uint64_t base, first, last;
     MPIDI_Topo_ctrl_t *me = MPIDI_TOPO_CTRL(e, e->local_rank);
     MPIR_Request *rreqs[MPIDI_TOPO_BCAST_WINDOW] = { NULL };
@@ -331,15 +385,17 @@ static int bcast_direct(MPIDI_Topo_engine_t * e, char *buf, MPI_Aint m, int root
     int recv_from_parent, sink = buf == NULL;
     char *sink_buf = NULL;
 
+    /* chunk i is announced in round base + 1 + i / k, one step each, so
+     * that no counter ever carries more than one step per round */
+    nchunks = (m + chunk - 1) / chunk;
+    nrounds = (nchunks + k - 1) / k;
     mpi_errno = MPIDI_Topo_rounds(e, nrounds, &base, errflag);
     if (mpi_errno)
         return mpi_errno;
     first = base + 1;
     last = base + nrounds;
     if (e->leader_comm) {
-        node_tree(e->nnodes, e->node, root_node,
-                  node_chain(e->nnodes, (double) m / (k * chunk), nrounds, nrounds), &parent,
-                  children, &nchildren);
+        node_tree(e->nnodes, e->node, root_node, chain, &parent, children, &nchildren);
         nmine = (nchunks - e->group + k - 1) / k;
     }
     recv_from_parent = nmine && e->node != root_node;
@@ -437,15 +493,15 @@ static int bcast_one_per_node(void *buffer, MPI_Aint count, MPI_Datatype datatyp
                               int root, MPIR_Comm * comm, MPIR_Errflag_t * errflag)
 {
     int p = comm->local_size, vr = (comm->rank - root + p) % p;
-    MPI_Aint chunk = MPL_MAX(MPIR_CVAR_TOPO_PIPELINE_CHUNK_SIZE, 1);
-    MPI_Aint nch = (m + chunk - 1) / chunk;
-    double q = (double) m / chunk;
-    int chain = node_chain(p, q, nch, 1);
+    MPI_Aint chunk;
+    double cost;
+    /* (MPICH's binomial tree sends the message whole) */
+    int chain = node_plan(p, m, MPL_MAX(MPIR_CVAR_TOPO_PIPELINE_CHUNK_SIZE, 64), 1, &chunk, &cost);
 
     if (MPIR_CVAR_TOPO_BCAST_NODE_TREE == MPIR_CVAR_TOPO_BCAST_NODE_TREE_auto &&
         m >= MPIR_CVAR_BCAST_SHORT_MSG_SIZE) {
-        double scatter = (p - 1 + ceil_log2(p)) * MPIDI_TOPO_BCAST_ALPHA + 2 * q * (p - 1) / p;
-        if (scatter < (chain ? cost_chain(p, q, nch) : cost_binomial(p, q, 1)))
+        double scatter = (p - 1 + ceil_log2(p)) * net_latency() + 2.0 * m * (p - 1) / p;
+        if (scatter < cost)
             return MPIR_Bcast_intra_scatter_ring_allgather(buffer, count, datatype, root, comm,
                                                            errflag);
     }
@@ -459,7 +515,8 @@ static int bcast_one_per_node(void *buffer, MPI_Aint count, MPI_Datatype datatyp
 }
 
 int MPIDI_Topo_bcast_pipeline(void *buffer, MPI_Aint count, MPI_Datatype datatype, int root,
-                              MPIR_Comm * comm, const char **why_not, MPIR_Errflag_t * errflag)
+                              MPIR_Comm * comm, int may_yield, const char **why_not,
+                              MPIR_Errflag_t * errflag)
 {
     int mpi_errno = MPI_SUCCESS, staging_errno = MPI_SUCCESS;
     MPIDI_Topo_engine_t *e;
@@ -476,6 +533,11 @@ int MPIDI_Topo_bcast_pipeline(void *buffer, MPI_Aint count, MPI_Datatype datatyp
     MPIDI_TOPO_ENGINE_GET(comm, e, why_not, errflag);
     if (e->one_per_node) {
         mpi_errno = bcast_one_per_node(buffer, count, datatype, m, root, comm, errflag);
+        goto fn_exit;
+    }
+    if (may_yield && e->nnodes > 1 && !tree_pipelines(e, m)) {
+        *why_not = "each leader would send one message down a binomial tree of nodes, "
+            "as MPICH's own tree does";
         goto fn_exit;
     }
     MPIDI_Topo_tbuf_init(&tb, buffer, count, datatype);

@@ -234,8 +234,8 @@ after=$(read_counters)
 [ -n "$counters" ] && echo "node,tx_bytes,rx_bytes" >"$counters"
 paste -d' ' <(echo "$before") <(echo "$after") | awk -v f="$counters" -v q=$quiet '{
     tx = $3 - $1; rx = $4 - $2
-    if (q != "yes") printf "cluster: node%d sent %d B, received %d B\n", NR - 1, tx, rx > "/dev/stderr"
-    if (f != "") printf "node%d,%d,%d\n", NR - 1, tx, rx >> f
+    if (q != "yes") printf "cluster: node%d sent %.0f B, received %.0f B\n", NR - 1, tx, rx > "/dev/stderr"
+    if (f != "") printf "node%d,%.0f,%.0f\n", NR - 1, tx, rx >> f
 }'
 [ $rc = 124 ] && echo "cluster.sh: the command ran past --timeout $tmo s" >&2
 exit $rc

@@ -101,10 +101,6 @@ void MPIR_Topo_get_my_loc(MPIR_Comm * comm, MPIR_Topo_loc_t * loc);
  * and the reason (error), or prints that and returns MPI_SUCCESS so the
  * caller falls back (print), or just returns MPI_SUCCESS (silent). */
 int MPIR_Topo_cannot_run(MPIR_Comm * comm, const char *algo, const char *reason);
-/* Did the user choose algo (an MPIR name such as "MPIR_Bcast_intra_topo_pipeline")
- * with its collective's _INTRA_ALGORITHM CVAR or a tuning file of theirs,
- * rather than MPICH's built-in tuning? */
-int MPIR_Topo_user_chose(const char *algo);
 
 /* Nonblocking and persistent calls that run a blocking algorithm as a
  * coroutine (topo_nb.c). */

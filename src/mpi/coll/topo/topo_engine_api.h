@@ -10,13 +10,8 @@
  * defines MPIR_TOPO_HAVE_ENGINE.  Each sets *why_not (and returns
  * MPI_SUCCESS without communicating) when it cannot run with these
  * arguments; the reason is the same on every member of comm. */
-/* may_yield: where its cost model sends each leader's data in one message
- * down a binomial tree of nodes, as MPICH's own trees do, bcast sets
- * *why_not so that MPICH's algorithm runs (only where the built-in tuning
- * chose it for a blocking call) */
 int MPIDI_Topo_bcast_pipeline(void *buffer, MPI_Aint count, MPI_Datatype datatype, int root,
-                              MPIR_Comm * comm, int may_yield, const char **why_not,
-                              MPIR_Errflag_t * errflag);
+                              MPIR_Comm * comm, const char **why_not, MPIR_Errflag_t * errflag);
 /* how allgather's leaders exchange their nodes' data: the pipelined ring
  * (topo_pipeline) or one allgatherv after the aggregation (topo_multileader) */
 typedef enum {

@@ -34,7 +34,6 @@ typedef struct MPIR_Topo_args {
     MPI_Op op;
     int root;
     MPIR_Comm *comm;
-    int nb;                     /* run inside a nonblocking or persistent call */
 } MPIR_Topo_args_t;
 
 typedef int (*MPIR_Topo_run_fn) (const MPIR_Topo_args_t * a, const char **why_not,
@@ -186,42 +185,15 @@ static int allgather_ring_run(const MPIR_Topo_args_t * a, const char **why_not,
 
 /* ---- bcast: topo_pipeline, topo_tree ----------------------------------- */
 
-/* MPICH's classic choice by size and process count (as its smp bcast
- * makes between nodes), so that stepping aside for it costs what MPICH's
- * default would */
-static int bcast_stock_kind(const MPIR_Topo_args_t * a)
-{
-    MPI_Aint tsize;
-    int p = a->comm->local_size;
-
-    MPIR_Datatype_get_size_macro(a->datatype, tsize);
-    if (a->count * tsize < MPIR_CVAR_BCAST_SHORT_MSG_SIZE || p < MPIR_CVAR_BCAST_MIN_PROCS)
-        return 0;
-    return a->count * tsize < MPIR_CVAR_BCAST_LONG_MSG_SIZE && MPL_is_pof2(p, NULL) ? 1 : 2;
-}
-
 static const char *bcast_stock_name(const MPIR_Topo_args_t * a)
 {
-    static const char *names[] = { "binomial", "scatter_recursive_doubling_allgather",
-        "scatter_ring_allgather"
-    };
-    return names[bcast_stock_kind(a)];
+    return "binomial";
 }
 
 static int bcast_stock(const MPIR_Topo_args_t * a, MPIR_Errflag_t * errflag)
 {
-    switch (bcast_stock_kind(a)) {
-        case 1:
-            return MPIR_Bcast_intra_scatter_recursive_doubling_allgather(a->recvbuf, a->count,
-                                                                         a->datatype, a->root,
-                                                                         a->comm, errflag);
-        case 2:
-            return MPIR_Bcast_intra_scatter_ring_allgather(a->recvbuf, a->count, a->datatype,
-                                                           a->root, a->comm, errflag);
-        default:
-            return MPIR_Bcast_intra_binomial(a->recvbuf, a->count, a->datatype, a->root,
-                                             a->comm, errflag);
-    }
+    return MPIR_Bcast_intra_binomial(a->recvbuf, a->count, a->datatype, a->root, a->comm,
+                                     errflag);
 }
 
 static int bcast_inter(const MPIR_Topo_args_t * a, MPIR_Errflag_t * errflag)
@@ -238,12 +210,8 @@ static int bcast_pipeline_run(const MPIR_Topo_args_t * a, const char **why_not,
     int mpi_errno;
     void *host = MPIR_gpu_host_swap(a->recvbuf, a->count, a->datatype);
 
-    /* (a nonblocking call's schedule is built before it runs: no yielding
-     * then) */
-    int may_yield = !a->nb && !MPIR_Topo_user_chose("MPIR_Bcast_intra_topo_pipeline");
-
     mpi_errno = MPIDI_Topo_bcast_pipeline(host ? host : a->recvbuf, a->count, a->datatype,
-                                          a->root, a->comm, may_yield, why_not, errflag);
+                                          a->root, a->comm, why_not, errflag);
     if (host && mpi_errno == MPI_SUCCESS && *why_not == NULL)
         MPIR_gpu_swap_back(host, a->recvbuf, a->count, a->datatype);
     else if (host)
@@ -619,7 +587,6 @@ static int topo_nb_sched(const MPIR_Topo_nb_algo_t * nb, const MPIR_Topo_args_t 
         MPIR_ERR_CHKANDJUMP(call == NULL, mpi_errno, MPI_ERR_NO_MEM, "**nomem");
         call->algo = &topo_algos[nb->blocking];
         call->a = *a;
-        call->a.nb = 1;
         /* (with MPI_IN_PLACE, sendtype is whatever the caller passed) */
         if (a->sendbuf == MPI_IN_PLACE)
             call->a.sendtype = MPI_DATATYPE_NULL;

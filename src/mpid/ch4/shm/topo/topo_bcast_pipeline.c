@@ -197,17 +197,6 @@ static void node_tree(int nn, int node, int root_node, int chain, int *parent, i
             children[(*nchildren)++] = (vr + mask + root_node) % nn;
 }
 
-/* Does the plan of bcast_segment and bcast_direct send more than one chunk
- * per leader, or down a chain of nodes (where MPICH's trees would not)? */
-static int tree_pipelines(MPIDI_Topo_engine_t * e, MPI_Aint m)
-{
-    MPI_Aint nslots = (m + e->slot_size - 1) / e->slot_size, chunk;
-    double cost;
-    int chain = node_plan(e->nnodes, m, e->slot_size, (nslots + e->k - 1) / e->k, &chunk, &cost);
-
-    return chain || (m + chunk - 1) / chunk > e->k;
-}
-
 static int bcast_segment(MPIDI_Topo_engine_t * e, const MPIDI_Topo_tbuf_t * tb, MPI_Aint m,
                          int root, MPIR_Comm * comm, MPIR_Errflag_t * errflag)
 {
@@ -515,8 +504,7 @@ static int bcast_one_per_node(void *buffer, MPI_Aint count, MPI_Datatype datatyp
 }
 
 int MPIDI_Topo_bcast_pipeline(void *buffer, MPI_Aint count, MPI_Datatype datatype, int root,
-                              MPIR_Comm * comm, int may_yield, const char **why_not,
-                              MPIR_Errflag_t * errflag)
+                              MPIR_Comm * comm, const char **why_not, MPIR_Errflag_t * errflag)
 {
     int mpi_errno = MPI_SUCCESS, staging_errno = MPI_SUCCESS;
     MPIDI_Topo_engine_t *e;
@@ -533,11 +521,6 @@ int MPIDI_Topo_bcast_pipeline(void *buffer, MPI_Aint count, MPI_Datatype datatyp
     MPIDI_TOPO_ENGINE_GET(comm, e, why_not, errflag);
     if (e->one_per_node) {
         mpi_errno = bcast_one_per_node(buffer, count, datatype, m, root, comm, errflag);
-        goto fn_exit;
-    }
-    if (may_yield && e->nnodes > 1 && !tree_pipelines(e, m)) {
-        *why_not = "each leader would send one message down a binomial tree of nodes, "
-            "as MPICH's own tree does";
         goto fn_exit;
     }
     MPIDI_Topo_tbuf_init(&tb, buffer, count, datatype);

@@ -152,8 +152,8 @@ static int node_plan(int nn, MPI_Aint m, MPI_Aint slot, MPI_Aint b, MPI_Aint * c
         return MPIR_CVAR_TOPO_BCAST_NODE_TREE == MPIR_CVAR_TOPO_BCAST_NODE_TREE_chain;
     }
     /* (the largest n with n.n.B <= (nn - 2).m, without libm) */
-    for (n = 1; n < m / MPIDI_TOPO_BCAST_MIN_CHUNK && (n + 1) * (n + 1) * B <= (double) (nn - 2) * m;
-         n++);
+    for (n = 1; n < m / MPIDI_TOPO_BCAST_MIN_CHUNK &&
+         (n + 1) * (n + 1) * B <= (double) (nn - 2) * m; n++);
     n = MPL_MAX(n, nslots);
     c = ((m + n - 1) / n + 63) & ~(MPI_Aint) 63;
     c = MPL_MIN(c, slot);
@@ -169,6 +169,16 @@ static int node_plan(int nn, MPI_Aint m, MPI_Aint slot, MPI_Aint b, MPI_Aint * c
     *chunk = use_chain ? c : slot;
     *cost = use_chain ? chain : binomial;
     return use_chain;
+}
+
+/* node_plan for the engine's leaders: the binomial tree sends each
+ * leader's share of the slots */
+static int leader_plan(MPIDI_Topo_engine_t * e, MPI_Aint m, MPI_Aint * chunk)
+{
+    MPI_Aint nslots = (m + e->slot_size - 1) / e->slot_size;
+    double cost;
+
+    return node_plan(e->nnodes, m, e->slot_size, (nslots + e->k - 1) / e->k, chunk, &cost);
 }
 
 static void node_tree(int nn, int node, int root_node, int chain, int *parent, int *children,
@@ -206,9 +216,8 @@ static int bcast_segment(MPIDI_Topo_engine_t * e, const MPIDI_Topo_tbuf_t * tb, 
     int root_local = e->layout->pos[root] - e->layout->node_start[root_node];
     int parent = -1, nchildren = 0, children[32];
     int nlocal = e->local_size, k = e->k;
-    MPI_Aint nslots = (m + e->slot_size - 1) / e->slot_size, chunk, nchunks;
-    double cost;
-    int chain = node_plan(e->nnodes, m, e->slot_size, (nslots + k - 1) / k, &chunk, &cost);
+    MPI_Aint chunk, nchunks;
+    int chain = leader_plan(e, m, &chunk);
     uint64_t base;
     MPIDI_Topo_ctrl_t *me = MPIDI_TOPO_CTRL(e, e->local_rank);
     MPIR_Request *reqs[32] = { NULL }, *rreq = NULL;
@@ -363,10 +372,8 @@ static int bcast_direct(MPIDI_Topo_engine_t * e, char *buf, MPI_Aint m, int root
     int root_local = e->layout->pos[root] - e->layout->node_start[root_node];
     int parent = -1, nchildren = 0, children[32];
     int nlocal = e->local_size, k = e->k;
-    MPI_Aint nslots = (m + e->slot_size - 1) / e->slot_size, chunk, nchunks, nmine = 0;
-    MPI_Aint nposted = 0, nrounds;
-    double cost;
-    int chain = node_plan(e->nnodes, m, e->slot_size, (nslots + k - 1) / k, &chunk, &cost);
+    MPI_Aint chunk, nchunks, nmine = 0, nposted = 0, nrounds;
+    int chain = leader_plan(e, m, &chunk);
     uint64_t base, first, last;
     MPIDI_Topo_ctrl_t *me = MPIDI_TOPO_CTRL(e, e->local_rank);
     MPIR_Request *rreqs[MPIDI_TOPO_BCAST_WINDOW] = { NULL };

@@ -16,6 +16,7 @@ topo_ensure_deps() {
             return 0
         fi
         echo "== installing dependencies (maint/install-deps.sh)"
+        mkdir -p "$top/.cache"
         "$top/maint/install-deps.sh" >"$top/.cache/install-deps.log" 2>&1 || {
             tail -20 "$top/.cache/install-deps.log"
             echo "error: maint/install-deps.sh failed (log: .cache/install-deps.log)" >&2

@@ -24,7 +24,9 @@
 # chunk/round a is in the node segment), recv (a leader received chunk a),
 # sent (a leader's sends of chunk a completed), ring (allgather: ring step b
 # of round a done), leaders (topo_multileader's leader step of round a),
-# reduced (this process's slice of round a), net_start/net (allreduce: a
+# grouped (two-level reduction: this process's part of its group's partial
+# of round a, and for a group leader its whole group's), reduced (this
+# process's slice of round a), net_start/net (allreduce: a
 # leader's network step of round a started/finished), out (this process
 # copied chunk/round a out).
 import argparse

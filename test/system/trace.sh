@@ -129,4 +129,28 @@ MPIR_CVAR_NUM_CLIQUES=4 MPIR_CVAR_COLL_TRACE=1 \
 check "bcast: the built-in tuning runs topo_pipeline at 64 KiB across 4 nodes" \
     '[ $rc = 0 ] && grep -q -E "mpich-topo: +bcast +topo_pipeline +selection +parent +8: [1-9]" "$tmp/out"'
 
+# 9. allreduce in two levels within a node (MPIR_CVAR_TOPO_NODE_LEVELS=2):
+#    on 2 nodes x 3 in 2 groups each (of 1 and 2), every process reduces
+#    its part of its group's partial in every round ("grouped"), which a
+#    one-level reduction never does; the default (auto) keeps one level on
+#    nodes this small
+for levels in 2 1 0; do
+    rm -f "$tmp"/tl.*
+    MPIR_CVAR_TOPO_LEADERS_PER_NODE=2 MPIR_CVAR_TOPO_NODE_LEVELS=$levels \
+        MPIR_CVAR_TOPO_TIMELINE="$tmp/tl" MPIR_CVAR_TOPO_PIPELINE_CHUNK_SIZE=16384 \
+        MPIR_CVAR_ALLREDUCE_INTRA_ALGORITHM=topo_pipeline \
+        run 6 "$tmp/coll_bench" -c allreduce -a env=topo -m 65536 -M 65536 -i 3 -w 1 -v
+    python3 "$top/bench/timeline.py" --csv --collective allreduce "$tmp/tl" \
+        >"$tmp/timeline.csv" 2>&1
+    reduced=$(topo_csv "$tmp/timeline.csv" 'f("event") == "reduced"' | wc -l)
+    grouped=$(topo_csv "$tmp/timeline.csv" 'f("event") == "grouped"' | wc -l)
+    if [ $levels = 2 ]; then
+        check "allreduce topo_pipeline, MPIR_CVAR_TOPO_NODE_LEVELS=2: groups reduce first, every round ($grouped of $reduced)" \
+            '[ $rc = 0 ] && [ "$reduced" -ge 12 ] && [ "$grouped" = "$reduced" ]'
+    else
+        check "allreduce topo_pipeline, MPIR_CVAR_TOPO_NODE_LEVELS=$levels on nodes of 3: one level" \
+            '[ $rc = 0 ] && [ "$reduced" -ge 12 ] && [ "$grouped" = 0 ]'
+    fi
+done
+
 tap_summary trace

@@ -228,3 +228,22 @@ int MPIR_Topo_layout_create(int p, const MPIR_Topo_loc_t * locs, int k_request,
     MPIR_TOPO_FREE(node_ids);
     return -1;
 }
+
+void MPIR_Topo_reduce_stages(long long n, int k, int g, int gsize, int j, MPIR_Topo_stages_t * s)
+{
+    s->part_lo = n * j / gsize;
+    s->part_hi = n * (j + 1) / gsize;
+    s->share_lo = n * g / k;
+    s->share_hi = n * (g + 1) / k;
+    s->sub_lo = s->share_lo + (s->share_hi - s->share_lo) * j / gsize;
+    s->sub_hi = s->share_lo + (s->share_hi - s->share_lo) * (j + 1) / gsize;
+}
+
+int MPIR_Topo_node_levels(int local_size, int k, int levels)
+{
+    if (k < 2 || levels == 1)
+        return 1;
+    if (levels >= 2)
+        return 2;
+    return local_size >= MPIR_TOPO_TWO_LEVEL_MIN_LOCAL ? 2 : 1;
+}

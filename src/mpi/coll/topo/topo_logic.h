@@ -137,4 +137,27 @@ int MPIR_Topo_layout_create(int p, const MPIR_Topo_loc_t * locs, int k_request,
                             MPIR_Topo_layout_t ** layout);
 void MPIR_Topo_layout_free(MPIR_Topo_layout_t * layout);
 
+/* The engine's reduction in two levels within a node (allreduce and reduce
+ * topo_pipeline, MPIR_CVAR_TOPO_NODE_LEVELS=2), on a round of n elements,
+ * for member j of group g (of gsize members) on a node of k groups: in
+ * stage 1 it reduces part [part_lo, part_hi) of its group's inputs into
+ * the group's partial; in stage 2 sub [sub_lo, sub_hi) of its group's
+ * share [share_lo, share_hi), the part of the round that the group's
+ * leader carries across nodes, across the k partials.  A group's parts
+ * cover [0, n) once, its subs its share, the shares [0, n). */
+typedef struct {
+    long long part_lo, part_hi;
+    long long share_lo, share_hi;
+    long long sub_lo, sub_hi;
+} MPIR_Topo_stages_t;
+void MPIR_Topo_reduce_stages(long long n, int k, int g, int gsize, int j, MPIR_Topo_stages_t * s);
+/* Levels of that reduction on a node of local_size processes in k groups,
+ * as MPIR_CVAR_TOPO_NODE_LEVELS (levels) asks: 1 or 2; 0 takes 2 from
+ * MPIR_TOPO_TWO_LEVEL_MIN_LOCAL processes and 2 groups.  That threshold is
+ * not timed (no machine here has more than 2 cores): below it a flat
+ * reduction's extra reads across domains are few and its one
+ * synchronisation fewer counts more. */
+#define MPIR_TOPO_TWO_LEVEL_MIN_LOCAL 16
+int MPIR_Topo_node_levels(int local_size, int k, int levels);
+
 #endif /* TOPO_LOGIC_H_INCLUDED */

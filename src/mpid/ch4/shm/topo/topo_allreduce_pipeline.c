@@ -4,6 +4,34 @@
 
 #include "topo_engine.h"
 
+/*
+=== BEGIN_MPI_T_CVAR_INFO_BLOCK ===
+
+cvars:
+    - name        : MPIR_CVAR_TOPO_NODE_LEVELS
+      category    : TOPO
+      type        : int
+      default     : 0
+      class       : none
+      verbosity   : MPI_T_VERBOSITY_USER_BASIC
+      scope       : MPI_T_SCOPE_ALL_EQ
+      description : >-
+        Levels of the reduction within a node in allreduce and reduce
+        topo_pipeline. 1: one level, each process reduces its slice of a
+        round across the inputs of all the node's processes. 2: each group
+        of the node (a NUMA domain or package, the groups of
+        MPIR_CVAR_TOPO_LEADERS_PER_NODE) first reduces its own members'
+        inputs, then the groups' partial results are reduced, and each
+        group copies the result into its own area before its members copy
+        it out, so that most reads stay within a domain and the
+        reduction's waits poll the group's flags and the group leaders'
+        instead of every process'. 0 (default): 2 on nodes of at least 16
+        processes in 2 or more groups, 1 otherwise; values above 2 count
+        as 2, below 0 as 0.
+
+=== END_MPI_T_CVAR_INFO_BLOCK ===
+*/
+
 /* Algorithm: parallel shared-memory allreduce with leaders
  * (MPIR_CVAR_ALLREDUCE_INTRA_ALGORITHM=topo_pipeline, Mamidala ch. 9)
  *
@@ -41,7 +69,22 @@
  *                leaders finish net(0), everyone copies 0 out
  *   iteration 2: copy in 2 (slot of round 0, free once everyone copied it
  *                out), ...; leaders finish net(1), copy 1 out
- * so net(i) crosses the network while round i+1 is copied in and reduced. */
+ * so net(i) crosses the network while round i+1 is copied in and reduced.
+ *
+ * Two levels (MPIR_CVAR_TOPO_NODE_LEVELS), for nodes of several domains
+ * (groups of G = L/k processes): in round r member j of group g reduces
+ * the j-th G-th of the round across its group's areas into the group's
+ * first area (polling its group's arrivals); once the group's leader has
+ * seen its members done it says so (grouped); then member j reduces the
+ * j-th G-th of its group's share (the g-th k-th of the round, the share
+ * its leader carries across nodes) across the k group partials into area
+ * 0, and the leader waits for its own group only before its network step.
+ * On the way out (allreduce) member j of group g > 0 copies the j-th G-th
+ * of the result into its group's first area, and the group copies out
+ * from there.  Per process: (G-1)/G.c + (k-1)/L.c reductions instead of
+ * (L-1)/L.c, c/G more copied, four to six waits instead of two; reads
+ * that cross domains, per node: (k-1).c in the reduction instead of
+ * (k-1)/k.L.c, and (k-1).c on the way out instead of (k-1)/k.L.c. */
 
 /* Within one node, below this many bytes of reduction work per process
  * ((local processes - 1) x message), every process reduces all inputs
@@ -93,6 +136,7 @@ typedef struct {
     int root_node;
     int wants;                  /* this process gets the result */
     int is_contig;
+    int two_level;              /* MPIR_CVAR_TOPO_NODE_LEVELS: groups reduce first */
     MPI_Aint extent, true_lb, true_extent;
     MPI_Aint c;                 /* elements per round */
     MPI_Aint stride;            /* bytes between areas */
@@ -184,6 +228,54 @@ static int whole_cells(reduction_t * x)
     return mpi_errno_ret;
 }
 
+/* Round r's reduction in two levels (see the algorithm's comment): my part
+ * of my group's partial, then my part of my group's share across the k
+ * group partials into area 0 */
+static int reduce_two_level(reduction_t * x, char *slot, uint64_t r, MPI_Aint n)
+{
+    int mpi_errno = MPI_SUCCESS, mpi_errno_ret = MPI_SUCCESS;
+    MPIDI_Topo_engine_t *e = x->e;
+    MPIDI_Topo_ctrl_t *me = MPIDI_TOPO_CTRL(e, e->local_rank);
+    int g = e->group, k = e->k, lo = e->group_lo[g];
+    int gsize = e->group_lo[g + 1] - lo, j = e->local_rank - lo;
+    MPIR_Topo_stages_t st;
+
+    MPIR_Topo_reduce_stages(n, k, g, gsize, j, &st);
+
+    /* into area lo, starting with the area after mine */
+    MPIDI_TOPO_WAIT_ALL(e, arrive, lo, lo + gsize, r);
+    for (int t = 0; t < gsize && st.part_hi > st.part_lo; t++) {
+        int a = lo + (j + t) % gsize;
+        if (a == lo)
+            continue;
+        mpi_errno = MPIR_Reduce_local(area(x, slot, a) + st.part_lo * x->extent,
+                                      area(x, slot, lo) + st.part_lo * x->extent,
+                                      st.part_hi - st.part_lo, x->datatype, x->op);
+        MPIDI_TOPO_LOCAL_ERR(e, mpi_errno, mpi_errno_ret, x->errflag);
+    }
+    MPL_atomic_release_store_uint64(&me->partial, r);
+    if (e->is_leader) {
+        MPIDI_TOPO_WAIT_ALL(e, partial, lo, lo + gsize, r);
+        MPL_atomic_release_store_uint64(&me->grouped, r);
+    }
+    MPIDI_TOPO_EVENT(e, "grouped", r - x->base - 1, 0);
+
+    /* group 0's partial is area 0 already */
+    for (int h = 0; h < k; h++)
+        MPIDI_TOPO_WAIT_GE(e, &MPIDI_TOPO_CTRL(e, e->leader_local[h])->grouped, r);
+    for (int t = 0; t < k && st.sub_hi > st.sub_lo; t++) {
+        int h = (g + t) % k;
+        if (h == 0)
+            continue;
+        mpi_errno = MPIR_Reduce_local(area(x, slot, e->group_lo[h]) + st.sub_lo * x->extent,
+                                      area(x, slot, 0) + st.sub_lo * x->extent,
+                                      st.sub_hi - st.sub_lo, x->datatype, x->op);
+        MPIDI_TOPO_LOCAL_ERR(e, mpi_errno, mpi_errno_ret, x->errflag);
+    }
+    MPL_atomic_release_store_uint64(&me->reduced, r);
+    return mpi_errno_ret;
+}
+
 /* Round i's local part: copy in, reduce my slice across the areas into
  * area 0, and (leaders) start the network step on the group's share. */
 static int round_in(reduction_t * x, MPI_Aint i)
@@ -205,27 +297,40 @@ static int round_in(reduction_t * x, MPI_Aint i)
     MPL_atomic_release_store_uint64(&me->arrive, r);
     MPIDI_TOPO_EVENT(e, "in", i, 0);
 
-    /* my slice, reduced across the areas into area 0, starting with the
-     * area after mine (no all_arrived here: within these rounds a process
-     * arrives at round r before it copies round r - 1 out) */
-    MPIDI_TOPO_WAIT_ALL(e, arrive, 0, nlocal, r);
-    for (int j = 0; j < nlocal && slice_hi > slice_lo; j++) {
-        int a = (mine + j) % nlocal;
-        if (a == 0)
-            continue;
-        mpi_errno = MPIR_Reduce_local(area(x, slot, a) + slice_lo * x->extent,
-                                      area(x, slot, 0) + slice_lo * x->extent,
-                                      slice_hi - slice_lo, x->datatype, x->op);
-        MPIDI_TOPO_LOCAL_ERR(e, mpi_errno, mpi_errno_ret, x->errflag);
+    /* (no all_arrived here: within these rounds a process arrives at
+     * round r before it copies round r - 1 out) */
+    if (x->two_level) {
+        mpi_errno_ret = reduce_two_level(x, slot, r, n);
+    } else {
+        /* my slice, reduced across the areas into area 0, starting with
+         * the area after mine */
+        MPIDI_TOPO_WAIT_ALL(e, arrive, 0, nlocal, r);
+        for (int j = 0; j < nlocal && slice_hi > slice_lo; j++) {
+            int a = (mine + j) % nlocal;
+            if (a == 0)
+                continue;
+            mpi_errno = MPIR_Reduce_local(area(x, slot, a) + slice_lo * x->extent,
+                                          area(x, slot, 0) + slice_lo * x->extent,
+                                          slice_hi - slice_lo, x->datatype, x->op);
+            MPIDI_TOPO_LOCAL_ERR(e, mpi_errno, mpi_errno_ret, x->errflag);
+        }
+        MPL_atomic_release_store_uint64(&me->reduced, r);
     }
-    MPL_atomic_release_store_uint64(&me->reduced, r);
     MPIDI_TOPO_EVENT(e, "reduced", i, 0);
 
-    if (e->is_leader && e->nnodes > 1) {
+    if (e->is_leader && x->two_level && e->nnodes == 1) {
+        /* the node's processes wait for the k leaders, not for all L */
+        MPIDI_TOPO_WAIT_ALL(e, reduced, e->group_lo[e->group], e->group_lo[e->group + 1], r);
+        MPL_atomic_release_store_uint64(&me->avail, MPIDI_TOPO_PROG(r, 1));
+    } else if (e->is_leader && e->nnodes > 1) {
         /* leader g's share of the round is the same element range on
-         * every node, whatever the node sizes */
+         * every node, whatever the node sizes; in two levels its own
+         * group reduced it */
         MPI_Aint share_lo = n * e->group / e->k, share_hi = n * (e->group + 1) / e->k;
-        MPIDI_TOPO_WAIT_ALL(e, reduced, 0, nlocal, r);
+        if (x->two_level)
+            MPIDI_TOPO_WAIT_ALL(e, reduced, e->group_lo[e->group], e->group_lo[e->group + 1], r);
+        else
+            MPIDI_TOPO_WAIT_ALL(e, reduced, 0, nlocal, r);
         if (e->leader_comm && share_hi > share_lo) {
             char *share = area(x, slot, 0) + share_lo * x->extent;
             if (x->root < 0)
@@ -253,6 +358,7 @@ static int round_out(reduction_t * x, MPI_Aint i)
     uint64_t r = x->base + 1 + i;
     MPI_Aint off = i * x->c, n = MPL_MIN(x->c, x->count - off);
     char *slot = MPIDI_TOPO_SLOT(e, r);
+    char *res = area(x, slot, 0);       /* where this process reads the result */
 
     if (e->nnodes > 1 && e->is_leader) {
         mpi_errno = MPIDI_Topo_waitall(e, 1, &x->nreq[r % 2], x->errflag);
@@ -267,7 +373,7 @@ static int round_out(reduction_t * x, MPI_Aint i)
         MPL_atomic_release_store_uint64(&me->done, r);
         return mpi_errno_ret;
     }
-    if (e->nnodes == 1) {
+    if (e->nnodes == 1 && !x->two_level) {
         /* nothing crosses the network: the slices themselves say when the
          * round is reduced (one hop, not two via leaders) */
         MPIDI_TOPO_WAIT_ALL(e, reduced, 0, e->local_size, r);
@@ -276,11 +382,31 @@ static int round_out(reduction_t * x, MPI_Aint i)
             MPIDI_TOPO_WAIT_GE(e, &MPIDI_TOPO_CTRL(e, e->leader_local[g])->avail,
                                MPIDI_TOPO_PROG(r, 1));
     }
+    if (x->two_level && x->root < 0 && e->group > 0) {
+        /* the way out in two levels too: my group copies the result into
+         * its first area (nobody reads the partials any more: every
+         * leader has seen its group's stage 2 done), each in its part,
+         * and its members read it there, within their domain */
+        int lo = e->group_lo[e->group], gsize = e->group_lo[e->group + 1] - lo;
+        MPIR_Topo_stages_t st;
+
+        MPIR_Topo_reduce_stages(n, e->k, e->group, gsize, e->local_rank - lo, &st);
+        res = area(x, slot, lo);
+        if (st.part_hi > st.part_lo) {
+            MPI_Aint at = st.part_lo * x->extent + x->true_lb;
+            MPI_Aint len = (st.part_hi - st.part_lo - 1) * x->extent + x->true_extent;
+            memcpy(res + at, area(x, slot, 0) + at, len);
+            MPIDI_TOPO_SHARED_DEFINED(res + at, len);
+        }
+        /* (not partial: round r + 1's stage 1 has set that already) */
+        MPL_atomic_release_store_uint64(&me->copied, r);
+        MPIDI_TOPO_WAIT_ALL(e, copied, lo, lo + gsize, r);
+    }
     if (x->is_contig && x->extent == x->true_extent)
-        memcpy(x->rbuf + off * x->extent + x->true_lb, slot, n * x->extent);
+        memcpy(x->rbuf + off * x->extent + x->true_lb, res + x->true_lb, n * x->extent);
     else {
         /* leave the user's holes alone */
-        mpi_errno = MPIR_Localcopy(area(x, slot, 0), n, x->datatype, x->rbuf + off * x->extent,
+        mpi_errno = MPIR_Localcopy(res, n, x->datatype, x->rbuf + off * x->extent,
                                    n, x->datatype);
         MPIDI_TOPO_LOCAL_ERR(e, mpi_errno, mpi_errno_ret, x->errflag);
     }
@@ -304,6 +430,7 @@ static int allreduce_elements(const void *sendbuf, void *recvbuf, MPI_Aint count
 
     /* (all_arrived relies on two slots) */
     MPL_COMPILE_TIME_ASSERT(MPIDI_TOPO_NSLOTS == 2);
+    MPL_COMPILE_TIME_ASSERT(sizeof(MPIDI_Topo_ctrl_t) <= MPIDI_TOPO_CTRL_SIZE);
     MPIR_Datatype_is_contig(datatype, &x.is_contig);
     MPIR_Datatype_get_extent_macro(datatype, x.extent);
     MPIR_Type_get_true_extent_impl(datatype, &x.true_lb, &x.true_extent);
@@ -316,6 +443,9 @@ static int allreduce_elements(const void *sendbuf, void *recvbuf, MPI_Aint count
         goto fn_exit;
     }
     x.e = e;
+    /* the same on all of a node's processes; nodes may differ, their
+     * leaders' steps do not */
+    x.two_level = MPIR_Topo_node_levels(e->local_size, e->k, MPIR_CVAR_TOPO_NODE_LEVELS) == 2;
     x.wants = root < 0 || comm->rank == root;
     if (root >= 0)
         x.root_node = e->layout->node[root];

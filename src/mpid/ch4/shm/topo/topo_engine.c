@@ -226,6 +226,9 @@ int MPIDI_Topo_rounds(MPIDI_Topo_engine_t * e, uint64_t n, uint64_t * base,
         MPL_atomic_relaxed_store_uint64(&me->done, 0);
         MPL_atomic_relaxed_store_uint64(&me->avail, 0);
         MPL_atomic_relaxed_store_uint64(&me->reduced, 0);
+        MPL_atomic_relaxed_store_uint64(&me->partial, 0);
+        MPL_atomic_relaxed_store_uint64(&me->grouped, 0);
+        MPL_atomic_relaxed_store_uint64(&me->copied, 0);
         e->round = 0;
         e->all_arrived = 0;
         /* (the barrier orders the stores before anyone's next wait) */
@@ -717,6 +720,9 @@ static int setup_segment(MPIR_Comm * comm, MPIDI_Topo_engine_t * e, MPIR_Errflag
         MPL_atomic_relaxed_store_uint64(&me->done, e->round);
         MPL_atomic_relaxed_store_uint64(&me->avail, MPIDI_TOPO_PROG(e->round, 0));
         MPL_atomic_relaxed_store_uint64(&me->reduced, e->round);
+        MPL_atomic_relaxed_store_uint64(&me->partial, e->round);
+        MPL_atomic_relaxed_store_uint64(&me->grouped, e->round);
+        MPL_atomic_relaxed_store_uint64(&me->copied, e->round);
     }
 
   fn_exit:

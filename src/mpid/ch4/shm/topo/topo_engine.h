@@ -87,6 +87,11 @@ typedef struct {
     uint64_t pid;               /* for process_vm_readv */
     uint64_t addr;              /* direct mode: address of this process' buffer */
     uint64_t addr2;             /* direct mode: address of its contribution */
+    /* two-level reduction (MPIR_CVAR_TOPO_NODE_LEVELS), on the second line */
+    MPL_atomic_uint64_t partial;        /* round whose part of its group's partial it reduced */
+    MPL_atomic_uint64_t grouped;        /* group leaders: round whose group partial is whole */
+    MPL_atomic_uint64_t copied; /* round whose part of the result it copied into its
+                                 * group's area */
 } MPIDI_Topo_ctrl_t;
 
 typedef struct MPIDI_Topo_engine {

@@ -1,0 +1,167 @@
+/*
+ * Copyright (C) by the mpich-topo authors. See COPYRIGHT in top-level directory.
+ */
+
+/* The stages of the engine's two-level reduction within a node
+ * (MPIR_Topo_reduce_stages): for every node of the leader layouts of the
+ * shared placements, and for hand-made uneven groups, each group's stage-1
+ * parts cover the round once, the shares cover it once, each group's
+ * stage-2 subs cover its share once, and parts and subs are balanced
+ * (sizes differ by at most one element).  A gap or an overlap here is an
+ * element that a two-level allreduce leaves unreduced or reduces twice. */
+
+#include "test_topo_util.h"
+
+#define MIN(a, b) ((a) < (b) ? (a) : (b))
+#define MAX(a, b) ((a) > (b) ? (a) : (b))
+
+/* counts how often each element of [0, n) is covered */
+static void cover(int *hits, long long lo, long long hi)
+{
+    for (long long i = lo; i < hi; i++)
+        hits[i]++;
+}
+
+static int all_once(const int *hits, long long lo, long long hi)
+{
+    for (long long i = lo; i < hi; i++)
+        if (hits[i] != 1)
+            return 0;
+    return 1;
+}
+
+/* one node of k groups, sizes gsize[0..k), on a round of n elements */
+static void check_node(int k, const int *gsize, long long n, const char *tag)
+{
+    int *round_hits = tu_xmalloc(sizeof(int) * (n + 1));
+    int *part_hits = tu_xmalloc(sizeof(int) * (n + 1));
+    long long share_end = 0;
+
+    memset(round_hits, 0, sizeof(int) * (n + 1));
+    for (int g = 0; g < k; g++) {
+        MPIR_Topo_stages_t s0, s;
+        long long pmin = n, pmax = 0, smin = n, smax = 0;
+
+        if (!CHECK(gsize[g] > 0, "%s: group %d is empty", tag, g))
+            continue;
+        memset(part_hits, 0, sizeof(int) * (n + 1));
+        MPIR_Topo_reduce_stages(n, k, g, gsize[g], 0, &s0);
+        CHECK(s0.share_lo == share_end, "%s: share of group %d starts at %lld, not %lld", tag, g,
+              s0.share_lo, share_end);
+        share_end = s0.share_hi;
+        for (int j = 0; j < gsize[g]; j++) {
+            MPIR_Topo_reduce_stages(n, k, g, gsize[g], j, &s);
+            CHECK(s.share_lo == s0.share_lo && s.share_hi == s0.share_hi,
+                  "%s: members of group %d disagree on its share", tag, g);
+            CHECK(s.part_lo <= s.part_hi && s.sub_lo <= s.sub_hi && s.part_lo >= 0 &&
+                  s.part_hi <= n && s.sub_lo >= s.share_lo && s.sub_hi <= s.share_hi,
+                  "%s: group %d member %d: ranges out of bounds", tag, g, j);
+            cover(part_hits, s.part_lo, s.part_hi);
+            cover(round_hits, s.sub_lo, s.sub_hi);
+            pmin = MIN(pmin, s.part_hi - s.part_lo);
+            pmax = MAX(pmax, s.part_hi - s.part_lo);
+            smin = MIN(smin, s.sub_hi - s.sub_lo);
+            smax = MAX(smax, s.sub_hi - s.sub_lo);
+        }
+        CHECK(all_once(part_hits, 0, n), "%s: group %d's parts do not cover the round once", tag,
+              g);
+        CHECK(pmax - pmin <= 1 && smax - smin <= 1,
+              "%s: group %d unbalanced (parts %lld-%lld, subs %lld-%lld)", tag, g, pmin, pmax,
+              smin, smax);
+    }
+    CHECK(share_end == n, "%s: the shares end at %lld, not %lld", tag, share_end, n);
+    CHECK(all_once(round_hits, 0, n), "%s: the subs do not cover the round once", tag);
+    free(round_hits);
+    free(part_hits);
+}
+
+static const long long sizes[] = { 0, 1, 2, 3, 5, 7, 8, 63, 64, 65, 1000, 4097 };
+
+#define NSIZES ((int) (sizeof(sizes) / sizeof(sizes[0])))
+
+static void hand_group(void)
+{
+    static const int g1[] = { 1 }, g2[] = { 2, 1 }, g3[] = { 1, 1, 1 }, g4[] = { 3, 8, 1, 5 },
+        g5[] = { 16, 16 }, g6[] = { 7, 6, 7, 6, 7, 6, 7, 6 };
+    static const struct {
+        int k;
+        const int *gs;
+    } nodes[] = { {1, g1}, {2, g2}, {3, g3}, {4, g4}, {2, g5}, {8, g6} };
+    char tag[64];
+
+    tu_begin("stages: hand-made groups (uneven, single members, more members than elements)");
+    for (int c = 0; c < (int) (sizeof(nodes) / sizeof(nodes[0])); c++)
+        for (int i = 0; i < NSIZES; i++) {
+            snprintf(tag, sizeof(tag), "k=%d n=%lld", nodes[c].k, sizes[i]);
+            check_node(nodes[c].k, nodes[c].gs, sizes[i], tag);
+        }
+    tu_end();
+}
+
+/* the groups of the layouts the engine builds from real placements */
+static void layout_group(void)
+{
+    char tag[160];
+    long nodes_checked = 0;
+
+    tu_begin("stages: every node of the leader layouts of the shared placements");
+    for (int pi = 0; pi < TU_NPLACEMENTS; pi++) {
+        const tu_place_t *pl = &tu_placements[pi];
+        hwloc_topology_t t = tu_synthetic(pl->synth);
+        int nobj = hwloc_get_nbobjs_by_type(t, pl->pu_bind ? HWLOC_OBJ_PU : HWLOC_OBJ_CORE);
+        int cap = tu_place_cap(pl, nobj);
+
+        for (int p = 1; p; p = tu_next_p(p, cap)) {
+            MPIR_Topo_loc_t *locs = tu_xmalloc(sizeof(MPIR_Topo_loc_t) * p);
+            MPIR_Topo_layout_t *l = NULL;
+
+            if (tu_place(t, pl, p, 7 * p + pi, locs) != 0) {
+                free(locs);
+                break;
+            }
+            if (!CHECK(MPIR_Topo_layout_create(p, locs, 0, &l) == 0, "%s p=%d: no layout",
+                       pl->name, p)) {
+                free(locs);
+                continue;
+            }
+            for (int n = 0; n < l->nnodes; n++) {
+                int *gs = tu_xmalloc(sizeof(int) * l->k);
+                for (int g = 0; g < l->k; g++)
+                    gs[g] = l->group_start[n * l->k + g + 1] - l->group_start[n * l->k + g];
+                for (int i = 0; i < NSIZES; i += 3) {
+                    snprintf(tag, sizeof(tag), "%s p=%d node %d k=%d n=%lld", pl->name, p, n,
+                             l->k, sizes[i]);
+                    check_node(l->k, gs, sizes[i], tag);
+                }
+                free(gs);
+                nodes_checked++;
+            }
+            MPIR_Topo_layout_free(l);
+            free(locs);
+        }
+        hwloc_topology_destroy(t);
+    }
+    CHECK(nodes_checked > 100, "only %ld nodes checked", nodes_checked);
+    tu_end();
+}
+
+static void levels_group(void)
+{
+    tu_begin("stages: levels chosen (MPIR_Topo_node_levels)");
+    CHECK_EQ(MPIR_Topo_node_levels(MPIR_TOPO_TWO_LEVEL_MIN_LOCAL, 2, 0), 2, "(auto, large node)");
+    CHECK_EQ(MPIR_Topo_node_levels(MPIR_TOPO_TWO_LEVEL_MIN_LOCAL - 1, 2, 0), 1, "(auto, small)");
+    CHECK_EQ(MPIR_Topo_node_levels(256, 1, 0), 1, "(auto, one group)");
+    CHECK_EQ(MPIR_Topo_node_levels(4, 2, 2), 2, "(forced)");
+    CHECK_EQ(MPIR_Topo_node_levels(4, 2, 5), 2, "(more than 2 asked)");
+    CHECK_EQ(MPIR_Topo_node_levels(4, 1, 2), 1, "(forced, one group)");
+    CHECK_EQ(MPIR_Topo_node_levels(256, 8, 1), 1, "(capped at 1)");
+    tu_end();
+}
+
+int main(void)
+{
+    levels_group();
+    hand_group();
+    layout_group();
+    return tu_exit();
+}

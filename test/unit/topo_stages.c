@@ -1,0 +1,140 @@
+/*
+ * Copyright (C) by the mpich-topo authors. See COPYRIGHT in top-level directory.
+ */
+
+/* What the engine's allreduce does at each level of a given machine, without
+ * MPI: the leader layout it builds (groups and leaders per node) and, for one
+ * call of BYTES bytes per process, the bytes each process reduces at each
+ * stage within a node, one level (flat) against two
+ * (MPIR_CVAR_TOPO_NODE_LEVELS=2), the reads that cross groups (NUMA
+ * domains or packages) on each node, in the reduction and on the way out,
+ * what each leader carries across nodes and what every process copies out.
+ *
+ *   make -C test/unit topo_stages
+ *   test/unit/topo_stages TOPOLOGY NODES PPN [BYTES [block|cyclic]]
+ *
+ * TOPOLOGY: an hwloc synthetic description ("pack:2 numa:4 l3:2 core:4
+ * pu:1") or an XML file; NODES nodes of it, each with PPN processes bound
+ * to its first PPN cores (block) or to cores taken from each package in
+ * turn (cyclic).  BYTES: 1 MiB by default.  Counts ignore the rounding at
+ * the edges of the engine's rounds. */
+
+#include "test_topo_util.h"
+
+#define MAX(a, b) ((a) > (b) ? (a) : (b))
+
+static long long flat_slice(long long n, int q, int L)
+{
+    return n * (q + 1) / L - n * q / L;
+}
+
+static void usage(void) __attribute__((noreturn));
+static void usage(void)
+{
+    fprintf(stderr, "usage: topo_stages TOPOLOGY NODES PPN [BYTES [block|cyclic]]\n");
+    exit(2);
+}
+
+int main(int argc, char **argv)
+{
+    hwloc_topology_t t;
+    int nnodes, ppn, cyclic = 0, ncores, npkg, p;
+    long long m = 1 << 20;
+    MPIR_Topo_loc_t *locs;
+    MPIR_Topo_layout_t *l = NULL;
+
+    if (argc < 4 || (nnodes = atoi(argv[2])) < 1 || (ppn = atoi(argv[3])) < 1)
+        usage();
+    if (argc > 4 && (m = atoll(argv[4])) < 1)
+        usage();
+    if (argc > 5)
+        cyclic = strcmp(argv[5], "cyclic") == 0;
+    t = strchr(argv[1], ':') ? tu_synthetic(argv[1]) : tu_xml(argv[1]);
+    ncores = hwloc_get_nbobjs_by_type(t, HWLOC_OBJ_CORE);
+    npkg = MAX(hwloc_get_nbobjs_by_type(t, HWLOC_OBJ_PACKAGE), 1);
+    if (ppn > ncores) {
+        fprintf(stderr, "topo_stages: %d processes per node, but the topology has %d cores\n",
+                ppn, ncores);
+        return 2;
+    }
+    p = nnodes * ppn;
+    locs = tu_xmalloc(sizeof(MPIR_Topo_loc_t) * p);
+    for (int r = 0; r < p; r++) {
+        int i = r % ppn, core = i;
+        if (cyclic && ncores % npkg == 0)
+            core = (i % npkg) * (ncores / npkg) + i / npkg;
+        locs[r] = tu_loc_obj(t, HWLOC_OBJ_CORE, core, r / ppn);
+    }
+    if (MPIR_Topo_layout_create(p, locs, 0, &l) != 0) {
+        fprintf(stderr, "topo_stages: no layout\n");
+        return 1;
+    }
+    printf("topology \"%s\": %d cores; %d node(s) x %d processes (%s); "
+           "%lld bytes per process\n", argv[1], ncores, nnodes, ppn,
+           cyclic ? "cyclic" : "block", m);
+    printf("layout: %d group(s) per node (MPIR_CVAR_TOPO_LEADERS_PER_NODE=0)\n", l->k);
+
+    for (int n = 0; n < l->nnodes; n++) {
+        int k = l->k, s = l->node_start[n], L = l->node_start[n + 1] - s;
+        int levels = MPIR_Topo_node_levels(L, k, 0);
+        long long flat_red = 0, flat_cross = 0, two_red = 0, two_cross = 0;
+        int max_gs = 0;
+
+        printf("\nnode %d: %d processes; groups (ranks, leader first):", n, L);
+        for (int g = 0; g < k; g++) {
+            int lo = l->group_start[n * k + g], hi = l->group_start[n * k + g + 1];
+            printf(" [%d", l->leader[n * k + g]);
+            for (int i = lo; i < hi; i++)
+                if (l->order[i] != l->leader[n * k + g])
+                    printf(" %d", l->order[i]);
+            printf("]");
+        }
+        printf("\n");
+        /* flat: local process q reduces its slice across the other L - 1
+         * areas; those of other groups are crossing reads */
+        for (int g = 0, q = 0; g < k; g++) {
+            int gs = l->group_start[n * k + g + 1] - l->group_start[n * k + g];
+            for (int j = 0; j < gs; j++, q++) {
+                long long sl = flat_slice(m, q, L);
+                flat_red = MAX(flat_red, sl * (L - 1));
+                flat_cross += sl * (L - gs);
+            }
+        }
+        /* two levels: stage 1 within the group, stage 2 across k partials */
+        for (int g = 0; g < k; g++) {
+            int gs = l->group_start[n * k + g + 1] - l->group_start[n * k + g];
+            max_gs = MAX(max_gs, gs);
+            for (int j = 0; j < gs; j++) {
+                MPIR_Topo_stages_t st;
+                MPIR_Topo_reduce_stages(m, k, g, gs, j, &st);
+                two_red = MAX(two_red, (st.part_hi - st.part_lo) * (gs - 1) +
+                              (st.sub_hi - st.sub_lo) * (k - 1));
+                two_cross += (st.sub_hi - st.sub_lo) * (k - 1);
+            }
+        }
+        printf("  %-34s %14s %14s\n", "bytes per call", "one level", "two levels");
+        printf("  %-34s %14lld %14lld\n", "reduced, busiest process", flat_red, two_red);
+        printf("  %-34s %14lld %14lld\n", "read across groups, node", flat_cross, two_cross);
+        /* waits of the reduction, busiest process: one level, every
+         * arrival and every slice; two, a leader's: its group's arrivals,
+         * parts and slices, the k partials; the way out, the k leaders
+         * and its group's copies (the slot's reuse waits for all L in both) */
+        printf("  %-34s %14d %14d\n", "flags polled to reduce, busiest", 2 * L,
+               4 * max_gs + 2 * k);
+        if (nnodes > 1)
+            printf("  across nodes: each leader allreduces its group's share, %lld bytes, "
+                   "with the %d other nodes' leader of that group\n", m / k, nnodes - 1);
+        /* out: one level, everyone reads area 0 (group 0's); two, each
+         * group > 0 copies it into its own area once */
+        printf("  %-34s %14lld %14lld\n", "result read across groups, node",
+               (long long) (L - (l->group_start[n * k + 1] - l->group_start[n * k])) * m,
+               (long long) (k - 1) * m);
+        printf("  copied out by every process: %lld\n", m);
+        printf("  MPIR_CVAR_TOPO_NODE_LEVELS=0 (default) takes %s here\n",
+               levels == 2 ? "two levels" : "one level");
+    }
+    MPIR_Topo_layout_free(l);
+    free(locs);
+    hwloc_topology_destroy(t);
+    return 0;
+}

@@ -171,6 +171,11 @@ int MPIR_Topo_basic_start(const void *sendbuf, void *recvbuf, MPI_Aint count,
  * returns the first error. */
 int MPIR_Topo_basic_finish(MPIR_Topo_basic_t * b, int mpi_errno);
 
+/* MPIR_Reduce_local, in vectors (topo_op.c) for the predefined operations
+ * and types that have them (MPIR_CVAR_TOPO_VECTOR_OPS) */
+int MPIR_Topo_reduce_local(const void *inbuf, void *inoutbuf, MPI_Aint count,
+                           MPI_Datatype datatype, MPI_Op op);
+
 typedef int (*MPIR_Topo_reduce_fn) (const void *sendbuf, void *recvbuf, MPI_Aint count,
                                     MPI_Datatype datatype, MPI_Op op, int root,
                                     MPIR_Comm * comm, MPIR_Errflag_t * errflag);

@@ -5,6 +5,28 @@
 #include "mpiimpl.h"
 #include "topo.h"
 
+/*
+=== BEGIN_MPI_T_CVAR_INFO_BLOCK ===
+
+cvars:
+    - name        : MPIR_CVAR_TOPO_VECTOR_OPS
+      category    : TOPO
+      type        : boolean
+      default     : true
+      class       : none
+      verbosity   : MPI_T_VERBOSITY_USER_BASIC
+      scope       : MPI_T_SCOPE_LOCAL
+      description : >-
+        The shared-memory engine's local reductions (allreduce and reduce
+        topo_pipeline) of MPI_SUM, MPI_PROD, MPI_MIN, MPI_MAX, MPI_BAND,
+        MPI_BOR and MPI_BXOR on 32- and 64-bit integers, float and double
+        run in vector loops (AVX2 where the CPU has it), which give each
+        element what MPICH's scalar loops give it. false: MPICH's loops
+        (MPIR_Reduce_local).
+
+=== END_MPI_T_CVAR_INFO_BLOCK ===
+*/
+
 /* Reductions through shared memory work on packed elements of one
  * predefined type.
  *
@@ -104,6 +126,59 @@ int MPIR_Topo_basic_finish(MPIR_Topo_basic_t * b, int mpi_errno_in)
     MPL_free(b->tmp);
     b->tmp = NULL;
     return mpi_errno_in ? mpi_errno_in : mpi_errno;
+}
+
+/* the kinds of topo_op.c for the predefined types it covers; sizes tell
+ * 32 from 64 bits (MPI_LONG, MPI_AINT, ...) */
+static const struct {
+    MPI_Datatype type;
+    int kind32, kind64;
+} vector_types[] = {
+    {MPI_INT, MPIR_TOPO_ELEM_I32, MPIR_TOPO_ELEM_I64},
+    {MPI_DOUBLE, -1, MPIR_TOPO_ELEM_F64},
+    {MPI_FLOAT, MPIR_TOPO_ELEM_F32, -1},
+    {MPI_LONG, MPIR_TOPO_ELEM_I32, MPIR_TOPO_ELEM_I64},
+    {MPI_LONG_LONG_INT, MPIR_TOPO_ELEM_I32, MPIR_TOPO_ELEM_I64},
+    {MPI_UNSIGNED, MPIR_TOPO_ELEM_U32, MPIR_TOPO_ELEM_U64},
+    {MPI_UNSIGNED_LONG, MPIR_TOPO_ELEM_U32, MPIR_TOPO_ELEM_U64},
+    {MPI_UNSIGNED_LONG_LONG, MPIR_TOPO_ELEM_U32, MPIR_TOPO_ELEM_U64},
+    {MPI_INT32_T, MPIR_TOPO_ELEM_I32, -1},
+    {MPI_INT64_T, -1, MPIR_TOPO_ELEM_I64},
+    {MPI_UINT32_T, MPIR_TOPO_ELEM_U32, -1},
+    {MPI_UINT64_T, -1, MPIR_TOPO_ELEM_U64},
+    {MPI_AINT, MPIR_TOPO_ELEM_I32, MPIR_TOPO_ELEM_I64},
+    {MPI_OFFSET, MPIR_TOPO_ELEM_I32, MPIR_TOPO_ELEM_I64},
+    {MPI_COUNT, MPIR_TOPO_ELEM_I32, MPIR_TOPO_ELEM_I64},
+};
+
+static const MPI_Op vector_ops[MPIR_TOPO_OP_COUNT] = {
+    [MPIR_TOPO_OP_SUM] = MPI_SUM,[MPIR_TOPO_OP_PROD] = MPI_PROD,
+    [MPIR_TOPO_OP_MIN] = MPI_MIN,[MPIR_TOPO_OP_MAX] = MPI_MAX,
+    [MPIR_TOPO_OP_BAND] = MPI_BAND,[MPIR_TOPO_OP_BOR] = MPI_BOR,
+    [MPIR_TOPO_OP_BXOR] = MPI_BXOR
+};
+
+int MPIR_Topo_reduce_local(const void *inbuf, void *inoutbuf, MPI_Aint count,
+                           MPI_Datatype datatype, MPI_Op op)
+{
+    if (MPIR_CVAR_TOPO_VECTOR_OPS && count > 0) {
+        int kind = -1, k = -1;
+        MPI_Aint size;
+
+        for (int i = 0; i < MPIR_TOPO_OP_COUNT; i++)
+            if (vector_ops[i] == op)
+                k = i;
+        for (size_t i = 0; k >= 0 && i < sizeof(vector_types) / sizeof(vector_types[0]); i++)
+            if (vector_types[i].type == datatype) {
+                MPIR_Datatype_get_size_macro(datatype, size);
+                kind = size == 4 ? vector_types[i].kind32 :
+                    size == 8 ? vector_types[i].kind64 : -1;
+                break;
+            }
+        if (kind >= 0 && MPIR_Topo_op_apply(kind, k, inbuf, inoutbuf, (size_t) count))
+            return MPI_SUCCESS;
+    }
+    return MPIR_Reduce_local(inbuf, inoutbuf, count, datatype, op);
 }
 
 /* MPICH's release_gather reduce and allreduce (CH4 POSIX) run on

@@ -160,4 +160,23 @@ void MPIR_Topo_reduce_stages(long long n, int k, int g, int gsize, int j, MPIR_T
 #define MPIR_TOPO_TWO_LEVEL_MIN_LOCAL 16
 int MPIR_Topo_node_levels(int local_size, int k, int levels);
 
+/* Local reductions in vectors (topo_op.c): in[i] applied to inout[i] for n
+ * elements, bit for bit what MPICH's scalar loops give.  Kinds of element
+ * and operations: */
+enum {
+    MPIR_TOPO_ELEM_I32, MPIR_TOPO_ELEM_U32, MPIR_TOPO_ELEM_I64, MPIR_TOPO_ELEM_U64,
+    MPIR_TOPO_ELEM_F32, MPIR_TOPO_ELEM_F64, MPIR_TOPO_ELEM_COUNT
+};
+enum {
+    MPIR_TOPO_OP_SUM, MPIR_TOPO_OP_PROD, MPIR_TOPO_OP_MIN, MPIR_TOPO_OP_MAX,
+    MPIR_TOPO_OP_BAND, MPIR_TOPO_OP_BOR, MPIR_TOPO_OP_BXOR, MPIR_TOPO_OP_COUNT
+};
+/* 1 if done, 0 if this kind and operation are not covered (bitwise
+ * operations on floating point); the widest vectors the CPU has */
+int MPIR_Topo_op_apply(int kind, int op, const void *in, void *inout, size_t n);
+/* the same in vectors of width bytes (16, or 32 where the CPU has AVX2);
+ * 0 where that width is not available */
+int MPIR_Topo_op_apply_width(int width, int kind, int op, const void *in, void *inout,
+                             size_t n);
+
 #endif /* TOPO_LOGIC_H_INCLUDED */

@@ -186,7 +186,8 @@ static int whole_round(reduction_t * x)
                                x->count, x->datatype);
     MPIDI_TOPO_LOCAL_ERR(e, mpi_errno, mpi_errno_ret, x->errflag);
     for (int a = nlocal - 2; a >= 0; a--) {
-        mpi_errno = MPIR_Reduce_local(area(x, slot, a), x->rbuf, x->count, x->datatype, x->op);
+        mpi_errno = MPIR_Topo_reduce_local(area(x, slot, a), x->rbuf, x->count, x->datatype,
+                                           x->op);
         MPIDI_TOPO_LOCAL_ERR(e, mpi_errno, mpi_errno_ret, x->errflag);
     }
     MPL_atomic_release_store_uint64(&me->done, r);
@@ -218,8 +219,9 @@ static int whole_cells(reduction_t * x)
         memcpy(x->rbuf + x->true_lb, MPIDI_TOPO_CELL(e, nlocal - 1, s) + MPIDI_TOPO_CELL_DATA,
                span);
         for (int a = nlocal - 2; a >= 0; a--) {
-            mpi_errno = MPIR_Reduce_local(MPIDI_TOPO_CELL(e, a, s) + MPIDI_TOPO_CELL_DATA -
-                                          x->true_lb, x->rbuf, x->count, x->datatype, x->op);
+            mpi_errno = MPIR_Topo_reduce_local(MPIDI_TOPO_CELL(e, a, s) + MPIDI_TOPO_CELL_DATA -
+                                               x->true_lb, x->rbuf, x->count, x->datatype,
+                                               x->op);
             MPIDI_TOPO_LOCAL_ERR(e, mpi_errno, mpi_errno_ret, x->errflag);
         }
         MPIDI_TOPO_EVENT(e, "out", 0, 0);
@@ -248,9 +250,9 @@ static int reduce_two_level(reduction_t * x, char *slot, uint64_t r, MPI_Aint n)
         int a = lo + (j + t) % gsize;
         if (a == lo)
             continue;
-        mpi_errno = MPIR_Reduce_local(area(x, slot, a) + st.part_lo * x->extent,
-                                      area(x, slot, lo) + st.part_lo * x->extent,
-                                      st.part_hi - st.part_lo, x->datatype, x->op);
+        mpi_errno = MPIR_Topo_reduce_local(area(x, slot, a) + st.part_lo * x->extent,
+                                           area(x, slot, lo) + st.part_lo * x->extent,
+                                           st.part_hi - st.part_lo, x->datatype, x->op);
         MPIDI_TOPO_LOCAL_ERR(e, mpi_errno, mpi_errno_ret, x->errflag);
     }
     MPL_atomic_release_store_uint64(&me->partial, r);
@@ -267,9 +269,10 @@ static int reduce_two_level(reduction_t * x, char *slot, uint64_t r, MPI_Aint n)
         int h = (g + t) % k;
         if (h == 0)
             continue;
-        mpi_errno = MPIR_Reduce_local(area(x, slot, e->group_lo[h]) + st.sub_lo * x->extent,
-                                      area(x, slot, 0) + st.sub_lo * x->extent,
-                                      st.sub_hi - st.sub_lo, x->datatype, x->op);
+        mpi_errno = MPIR_Topo_reduce_local(area(x, slot, e->group_lo[h]) +
+                                           st.sub_lo * x->extent,
+                                           area(x, slot, 0) + st.sub_lo * x->extent,
+                                           st.sub_hi - st.sub_lo, x->datatype, x->op);
         MPIDI_TOPO_LOCAL_ERR(e, mpi_errno, mpi_errno_ret, x->errflag);
     }
     MPL_atomic_release_store_uint64(&me->reduced, r);
@@ -309,9 +312,9 @@ static int round_in(reduction_t * x, MPI_Aint i)
             int a = (mine + j) % nlocal;
             if (a == 0)
                 continue;
-            mpi_errno = MPIR_Reduce_local(area(x, slot, a) + slice_lo * x->extent,
-                                          area(x, slot, 0) + slice_lo * x->extent,
-                                          slice_hi - slice_lo, x->datatype, x->op);
+            mpi_errno = MPIR_Topo_reduce_local(area(x, slot, a) + slice_lo * x->extent,
+                                               area(x, slot, 0) + slice_lo * x->extent,
+                                               slice_hi - slice_lo, x->datatype, x->op);
             MPIDI_TOPO_LOCAL_ERR(e, mpi_errno, mpi_errno_ret, x->errflag);
         }
         MPL_atomic_release_store_uint64(&me->reduced, r);

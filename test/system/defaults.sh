@@ -1,6 +1,6 @@
 #!/bin/sh
 #
-# Checks of the built-in tuning (maint/patches/0010, 0017, 0024, 0027): with no
+# Checks of the built-in tuning (maint/patches/0010, 0017, 0024, 0027, 0028): with no
 # CVAR and no tuning file, MPICH picks our algorithms where the benchmarks
 # put them ahead and its stock ones elsewhere. Which algorithm ran is read from
 # MPIR_CVAR_COLL_TRACE=1 (rank 0's table).
@@ -36,8 +36,8 @@ check "one node: every bcast is topo_pipeline" \
     'valid && sel bcast topo_pipeline parent 2 && [ "$(grep -cE "^mpich-topo: +bcast +[a-z_]+ +selection +parent +2:" "$tmp/out")" = 1 ]'
 check "one node: every allreduce (commutative op, count > 0) is topo_pipeline" \
     'valid && sel allreduce topo_pipeline parent 2 && [ "$(grep -E "^mpich-topo: +allreduce +[a-z_]+ +selection +parent +2:" "$tmp/out" | grep -vc " smp ")" = 1 ]'
-check "one node: reduce stays MPICH's (topo_pipeline only ties it)" \
-    'valid && grep -qE "^mpich-topo: +reduce +[a-z_]+ +selection" "$tmp/out" && ! sel reduce topo_pipeline parent 2'
+check "one node: every reduce (predefined op, count > 0) is topo_pipeline" \
+    'valid && sel reduce topo_pipeline parent 2 && [ "$(grep -cE "^mpich-topo: +reduce +[a-z_]+ +selection +parent +2:" "$tmp/out")" = 1 ]'
 check "one node: every barrier is topo_flags (the benchmark's barriers between calls)" \
     'valid && sel barrier topo_flags parent 2 && [ "$(grep -cE "^mpich-topo: +barrier +[a-z_]+ +selection +parent +2:" "$tmp/out")" = 1 ]'
 check "one node: allgather topo_pipeline below 32 KiB in all, MPICH's tree above" \
@@ -67,11 +67,12 @@ check "2 nodes x 1: bcast topo_pipeline from 64 KiB (the 64 KiB and 512 KiB call
 
 # 4. user-defined ops within one node are never given to topo_pipeline
 #    (MPI calls them with the call's datatype; the engine reduces packed
-#    predefined elements): both ops' 5 calls go to recursive doubling, only
-#    the final MPI_SUM of the error count to topo_pipeline
+#    predefined elements): both ops' 5 allreduces go to recursive doubling,
+#    only the final MPI_SUM of the error count to topo_pipeline; the
+#    non-commutative op's 5 reduces to binomial, none to topo_pipeline
 run 3 "$tmp/ops"
-check "one node: user ops, commutative or not, correct by recursive doubling; MPI_SUM by topo_pipeline" \
-    '[ $rc = 0 ] && grep -q " No Errors" "$tmp/out" && [ "$(sed -nE "s/^mpich-topo: +allreduce +recursive_doubling +selection +parent +3: ([0-9]+)$/\1/p" "$tmp/out")" = 10 ] && [ "$(sed -nE "s/^mpich-topo: +allreduce +topo_pipeline +selection +parent +3: ([0-9]+)$/\1/p" "$tmp/out")" = 1 ]'
+check "one node: user ops, commutative or not, correct by recursive doubling and binomial; MPI_SUM by topo_pipeline" \
+    '[ $rc = 0 ] && grep -q " No Errors" "$tmp/out" && [ "$(sed -nE "s/^mpich-topo: +allreduce +recursive_doubling +selection +parent +3: ([0-9]+)$/\1/p" "$tmp/out")" = 10 ] && [ "$(sed -nE "s/^mpich-topo: +allreduce +topo_pipeline +selection +parent +3: ([0-9]+)$/\1/p" "$tmp/out")" = 1 ] && [ "$(sed -nE "s/^mpich-topo: +reduce +binomial +selection +parent +3: ([0-9]+)$/\1/p" "$tmp/out")" = 5 ] && ! grep -qE "^mpich-topo: +reduce +topo_pipeline" "$tmp/out"'
 
 # 5. the built-in tuning's choice is not the user's: where ours cannot run
 #    (here: no room for the node segment), MPICH's runs, even with

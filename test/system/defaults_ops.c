@@ -2,9 +2,9 @@
  * Copyright (C) by the mpich-topo authors. See COPYRIGHT in top-level directory.
  */
 
-/* allreduce of 16 KiB with a commutative user op (sum) and a
- * non-commutative one (keep the left operand: the result must be rank 0's
- * data) */
+/* allreduce and reduce (roots in turn) of 16 KiB with a commutative user
+ * op (sum) and a non-commutative one (keep the left operand: the result
+ * must be rank 0's data) */
 #include <mpi.h>
 #include <stdio.h>
 #include "topo_finish.h"
@@ -52,6 +52,12 @@ int main(int argc, char **argv)
             errs += r[i] != 1000 * size * (size + 1) / 2 + size * (i + it);
         MPI_Allreduce(a, r, N, MPI_INT, left, MPI_COMM_WORLD);
         for (int i = 0; i < N; i++)
+            errs += r[i] != 1000 + i + it;
+        MPI_Reduce(a, r, N, MPI_INT, add, it % size, MPI_COMM_WORLD);
+        for (int i = 0; rank == it % size && i < N; i++)
+            errs += r[i] != 1000 * size * (size + 1) / 2 + size * (i + it);
+        MPI_Reduce(a, r, N, MPI_INT, left, it % size, MPI_COMM_WORLD);
+        for (int i = 0; rank == it % size && i < N; i++)
             errs += r[i] != 1000 + i + it;
     }
     MPI_Op_free(&left);

@@ -23,6 +23,7 @@ valid() { [ $rc = 0 ] && ! grep -q 'wrong' "$tmp/out"; }
     "$prefix/bin/mpicc" -O2 -o "$tmp/merged" "$top/test/system/defaults_merged.c" >>"$tmp/out" 2>&1 &&
     "$prefix/bin/mpicc" -O2 -o "$tmp/coll_bench" "$top/bench/coll_bench.c" >>"$tmp/out" 2>&1 &&
     "$prefix/bin/mpicc" -O2 -o "$tmp/ops" "$top/test/system/defaults_ops.c" >>"$tmp/out" 2>&1 &&
+    "$prefix/bin/mpicc" -O2 -o "$tmp/cache" "$top/test/system/defaults_cache.c" >>"$tmp/out" 2>&1 &&
     "$prefix/bin/mpicc" -O2 -o "$tmp/ctx" "$top/test/system/defaults_ctx.c" >>"$tmp/out" 2>&1 &&
     "$prefix/bin/mpicc" -O2 -o "$tmp/nb_defaults" "$top/test/system/nb_defaults.c" >>"$tmp/out" 2>&1 ||
     { notok "build the test programs"; tap_summary defaults; exit 1; }
@@ -73,6 +74,14 @@ check "2 nodes x 1: bcast topo_pipeline from 64 KiB (the 64 KiB and 512 KiB call
 run 3 "$tmp/ops"
 check "one node: user ops, commutative or not, correct by recursive doubling and binomial; MPI_SUM by topo_pipeline" \
     '[ $rc = 0 ] && grep -q " No Errors" "$tmp/out" && [ "$(sed -nE "s/^mpich-topo: +allreduce +recursive_doubling +selection +parent +3: ([0-9]+)$/\1/p" "$tmp/out")" = 10 ] && [ "$(sed -nE "s/^mpich-topo: +allreduce +topo_pipeline +selection +parent +3: ([0-9]+)$/\1/p" "$tmp/out")" = 1 ] && [ "$(sed -nE "s/^mpich-topo: +reduce +binomial +selection +parent +3: ([0-9]+)$/\1/p" "$tmp/out")" = 5 ] && ! grep -qE "^mpich-topo: +reduce +topo_pipeline" "$tmp/out"'
+
+# 4b. the selection trees' remembered decisions (MPIR_CVAR_COLL_SELECTION_CACHE)
+#    never pass from one call to the next that differs: 1 KiB and 64 KiB
+#    allgathers in turn, MPI_SUM, a user's sum and MPI_IN_PLACE allreduces
+#    in turn, 5 of each
+run 2 -bind-to core "$tmp/cache"
+check "one node, calls in turn: each gets its own algorithm (allgather 1 KiB / 64 KiB, allreduce built-in / user op)" \
+    '[ $rc = 0 ] && grep -q " No Errors" "$tmp/out" && sizes allgather topo_pipeline parent 2 | grep -qE "sizes 1K-<2K B: 5$" && sizes allgather recursive_doubling parent 2 | grep -qE "sizes 64K-<128K B: 5$" && sizes allreduce recursive_doubling parent 2 | grep -qE "sizes 64-127 B: 5$" && sizes allreduce topo_pipeline parent 2 | grep -qE "64-127 B: 10$"'
 
 # 5. the built-in tuning's choice is not the user's: where ours cannot run
 #    (here: no room for the node segment), MPICH's runs, even with

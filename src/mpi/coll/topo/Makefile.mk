@@ -15,6 +15,7 @@ mpi_core_sources += \
     src/mpi/coll/topo/topo_basic.c \
     src/mpi/coll/topo/coll_trace.c \
     src/mpi/coll/topo/csel_topo.c \
+    src/mpi/coll/topo/csel_cache.c \
     src/mpi/coll/topo/csel_check.c \
     src/mpi/coll/topo/csel_load.c \
     src/mpi/coll/topo/topo_entry.c \

@@ -61,6 +61,11 @@ int MPIR_Csel_topo_pred_is_boolean(int pred)
         pred == MPIR_CSEL_TOPO__ENGINE;
 }
 
+int MPIR_Csel_topo_pred_changes(int pred)
+{
+    return pred == MPIR_CSEL_TOPO__ENGINE;
+}
+
 static int pred_is_hw(int pred)
 {
     return pred == MPIR_CSEL_TOPO__NUMA_PER_NODE_LE || pred == MPIR_CSEL_TOPO__NUMA_PER_NODE_LT ||

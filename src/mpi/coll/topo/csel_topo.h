@@ -95,6 +95,9 @@ typedef struct MPIR_Csel_topo_facts {
  * numbers are caught earlier by MPIR_Csel_check_tree. */
 int MPIR_Csel_topo_parse(const char *key, int *pred, int *val);
 int MPIR_Csel_topo_pred_is_boolean(int pred);
+/* 1 for a predicate whose value can change during the run (topo_engine):
+ * a tree that asks it is walked on every call */
+int MPIR_Csel_topo_pred_changes(int pred);
 /* 1: holds, 0: does not. At MPIR_CSEL_TOPO_AT_PRUNE (communicator
  * creation) it may return -1: not known yet, the node stays in the pruned
  * tree. */
@@ -106,5 +109,22 @@ int MPIR_Csel_topo_eval(MPIR_Comm * comm, int pred, int val, MPIR_Csel_topo_when
  * then known for every communicator without communication. */
 int MPIR_Csel_topo_world_init(MPIR_Comm * comm_world);
 void MPIR_Csel_topo_finalize(void);
+
+/* ---------------------------------------------------------------- cache */
+
+/* A pruned tree's last decision for one collective (csel.c,
+ * csel_cache.c): usable when the tree has no predicate that changes
+ * during the run; key: MPIR_Csel_cache_key's of that call */
+#define MPIR_CSEL_CACHE_KEY_LEN 5
+typedef struct {
+    int usable;
+    int valid;
+    intptr_t key[MPIR_CSEL_CACHE_KEY_LEN];
+    void *container;
+} MPIR_Csel_cache_t;
+
+/* 1 and the key of a call that may be cached, 0 otherwise
+ * (MPIR_CVAR_COLL_SELECTION_CACHE) */
+int MPIR_Csel_cache_key(const MPIR_Csel_coll_sig_s * s, intptr_t key[MPIR_CSEL_CACHE_KEY_LEN]);
 
 #endif /* CSEL_TOPO_H_INCLUDED */

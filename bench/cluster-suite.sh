@@ -8,7 +8,7 @@
 #   bench/cluster-suite.sh [--nodes "2"] [--ppn "1 2"] [--rates "1gbit 500mbit"]
 #                          [--placements "block cyclic shuffle"] [--min BYTES]
 #                          [--max BYTES] [--step K] [--colls LIST] [--latency-bytes B]
-#                          [--no-peers] [--smoke] [--out DIR]
+#                          [--no-peers] [--smoke] [--prebuilt DIR] [--out DIR]
 #
 #   --nodes, --ppn  the cluster shapes (every combination)
 #   --rates         NIC rates, tc units; every rate R is also run at R/2:
@@ -28,6 +28,10 @@
 #                   the first rate times 64 us; a small message between two
 #                   emulated nodes takes 13 us with 2 processes on the 2
 #                   cores, several times that with 8 sharing them)
+#   --prebuilt DIR  take the benchmark (DIR/coll_bench, DIR/coll_bench-openmpi)
+#                   and MPICH 4.0.2's stock tuning (DIR/stock/*.json) from DIR
+#                   instead of building them: for a machine with neither a
+#                   compiler nor the MPICH source (bench/device-pack.sh)
 #   --smoke         2 nodes x 1 and x 2, three sizes, one rate, every
 #                   algorithm validated; no timing claims (check.sh)
 #   --out DIR       results (default bench/results/cluster-local): bench.csv
@@ -52,6 +56,7 @@ smoke=no
 out=
 latency_bytes=
 colls=allgather,bcast,allreduce
+prebuilt=
 cmdline="bench/cluster-suite.sh $*"
 while [ $# -gt 0 ]; do
     case $1 in
@@ -66,6 +71,7 @@ while [ $# -gt 0 ]; do
         --colls) colls=$2; shift ;;
         --no-peers) peers=no ;;
         --smoke) smoke=yes ;;
+        --prebuilt) prebuilt=$(cd "$2" && pwd); shift ;;
         --out) out=$2; shift ;;
         -h|--help) sed -n '2,/^[^#]/s/^# \{0,1\}//p' "$0"; exit 0 ;;
         *) echo "cluster-suite.sh: unknown option '$1' (--help)" >&2; exit 2 ;;
@@ -122,19 +128,30 @@ tmpd=$(mktemp -d "${TMPDIR:-/tmp}/cluster-suite.XXXXXX")
 trap 'rm -rf "$tmpd"' EXIT
 
 bin=$tmpd/coll_bench
-"$prefix/bin/mpicc" -O2 -std=c99 -o "$bin" "$top/bench/coll_bench.c"
 ompibin=
+if [ -n "$prebuilt" ]; then
+    bin=$prebuilt/coll_bench
+    [ -x "$bin" ] || { echo "cluster-suite.sh: no $bin" >&2; exit 2; }
+    cp -r "$prebuilt/stock" "$tmpd/stock"
+else
+    "$prefix/bin/mpicc" -O2 -std=c99 -o "$bin" "$top/bench/coll_bench.c"
+    # MPICH 4.0.2's own tuning: what "MPICH default" means
+    sh "$top/maint/stock-tuning.sh" "$tmpd/stock"
+fi
 if [ $peers = yes ]; then
-    if command -v mpicc.openmpi >/dev/null && command -v mpirun.openmpi >/dev/null; then
+    if ! command -v mpirun.openmpi >/dev/null; then
+        say "note: Open MPI not installed (bench/install-peers.sh): no peer runs"
+        peers=no
+    elif [ -n "$prebuilt" ] && [ -x "$prebuilt/coll_bench-openmpi" ]; then
+        ompibin=$prebuilt/coll_bench-openmpi
+    elif command -v mpicc.openmpi >/dev/null; then
         ompibin=$tmpd/coll_bench-openmpi
         mpicc.openmpi -O2 -std=c99 -o "$ompibin" "$top/bench/coll_bench.c"
     else
-        say "note: Open MPI not installed (bench/install-peers.sh): no peer runs"
+        say "note: no Open MPI compiler and no prebuilt benchmark for it: no peer runs"
         peers=no
     fi
 fi
-# MPICH 4.0.2's own tuning: what "MPICH default" means
-sh "$top/maint/stock-tuning.sh" "$tmpd/stock"
 stock=(-genv MPIR_CVAR_COLL_SELECTION_TUNING_JSON_FILE "$tmpd/stock/mpir.json"
     -genv MPIR_CVAR_CH4_COLL_SELECTION_TUNING_JSON_FILE "$tmpd/stock/ch4.json")
 # (reduce is not in the suite yet: cluster_report.py knows these three)
@@ -235,7 +252,7 @@ fi
     echo "shaping: tc tbf on each node's veth, both directions, burst 64 KiB, queue 20 ms; no added delay (no netem)"
     echo "network: MPIR_CVAR_TOPO_NETWORK_LATENCY_BYTES=$latency_bytes for mpich-topo (its forced algorithms too)"
     echo "waiting: MPIR_CVAR_CH4_YIELD_WHEN_IDLE=on and mpi_yield_when_idle 1 where the cluster's processes outnumber the cores"
-    echo "mpich: $("$prefix/bin/mpichversion" 2>/dev/null | sed -n 's/^MPICH Version:[[:space:]]*//p') ch4:ofi (tcp between nodes), mpich-topo $(cd "$top" && git rev-parse --short HEAD 2>/dev/null)"
+    echo "mpich: $("$prefix/bin/mpichversion" 2>/dev/null | sed -n 's/^MPICH Version:[[:space:]]*//p') ch4:ofi (tcp between nodes), mpich-topo $(cd "$top" && git rev-parse --short HEAD 2>/dev/null || cat "$prebuilt/commit" 2>/dev/null)"
     [ $peers = yes ] && echo "openmpi: $(ompi_info --version 2>/dev/null | head -1)"
 } >"$out/meta.txt"
 python3 "$top/bench/cluster_report.py" "$out" >/dev/null

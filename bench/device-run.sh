@@ -1,0 +1,131 @@
+#!/bin/bash
+# The measurements made on the lent 16-core machine (bench/README.md), in
+# the order they matter, inside one time budget, every file written to OUT:
+#   1. the machine: cores, topology (lstopo), kernel, whether network
+#      namespaces and tc work;
+#   2. 16 processes on 4 emulated nodes x 4 (bench/cluster-suite.sh at
+#      2 Gbit/s and its half, block, cyclic and shuffled, 64 KiB-1 MiB):
+#      issue 13's targets, with each process on a core of its own;
+#   3. 16 processes on one node, 8 B-1 MiB: mpich-topo's default, MPICH
+#      4.0.2's default, forced topo_pipeline, Open MPI;
+#   4. 2 emulated nodes x 8 (block), as far as the budget allows.
+# Nothing is installed: it runs from install-ofi and build-bench/dev
+# (bench/device-pack.sh), using the machine's own libraries where it has
+# them.
+#   bench/device-run.sh OUT [BUDGET_SECONDS]   (default 480)
+#   bench/device-run.sh --smoke OUT            (2 x 2, one size: checks the script)
+set -u
+smoke=no
+[ "${1:-}" = --smoke ] && { smoke=yes; shift; }
+out=${1:?usage: bench/device-run.sh [--smoke] OUT [BUDGET_SECONDS]}
+budget=${2:-480}
+top=$(cd "$(dirname "$0")/.." && pwd)
+dev=$top/build-bench/dev
+mkdir -p "$out"
+out=$(cd "$out" && pwd)
+t0=$(date +%s)
+left() { echo $((budget - ($(date +%s) - t0))); }
+log=$out/device.log
+say() { echo "[$(($(date +%s) - t0)) s] $*" | tee -a "$log"; }
+
+# install-ofi's paths (RPATH, Hydra's proxy) name the checkout it was built in
+built=$(sed -n 's/^prefix="\{0,1\}\([^"]*\)\/install-ofi"\{0,1\}$/\1/p' "$top/install-ofi/bin/mpicc" | head -1)
+if [ -n "$built" ] && [ "$built" != "$top" ] && [ ! -e "$built" ]; then
+    mkdir -p "$(dirname "$built")" && ln -s "$top" "$built"
+fi
+# Open MPI relocated; its plugin folders also where it was built to look
+mkdir -p /opt/ompi && tar xzf "$dev/ompi.tgz" -C /opt/ompi
+for d in lib/x86_64-linux-gnu/openmpi lib/x86_64-linux-gnu/pmix2 share/openmpi; do
+    [ -e "/usr/$d" ] || ln -s "/opt/ompi/usr/$d" "/usr/$d"
+done
+o=/opt/ompi/usr
+export OPAL_PREFIX=$o PMIX_INSTALL_PREFIX=$o/lib/x86_64-linux-gnu/pmix2
+# carried libraries only where the machine lacks that soname
+need=$out/.libs
+mkdir -p "$need"
+for l in "$dev"/libs/*; do
+    ldconfig -p | grep -q "^[[:space:]]$(basename "$l") " || ln -sf "$l" "$need/"
+done
+export LD_LIBRARY_PATH=$top/install-ofi/lib:$o/lib/x86_64-linux-gnu:$o/lib/x86_64-linux-gnu/openmpi/lib:$o/lib/x86_64-linux-gnu/pmix2/lib:$need
+mkdir -p "$out/.bin"
+for t in ip tc; do command -v $t >/dev/null || ln -sf "$dev/bin/$t" "$out/.bin/"; done
+export PATH=$top/install-ofi/bin:$o/bin:$PATH:$out/.bin
+
+# 1. the machine
+{
+    echo "date: $(date -u '+%Y-%m-%d %H:%M UTC')"
+    echo "commit: $(cat "$dev/commit")"
+    echo "kernel: $(uname -sr)"
+    sed -n 's/^PRETTY_NAME=//p' /etc/os-release
+    echo "cores: $(nproc)"
+    lscpu | grep -E '^(Model name|Socket|Core|Thread|NUMA|L[123])'
+    free -g | head -2
+    echo "carried libraries used: $(ls "$need" | tr '\n' ' ')"
+    echo "carried tools used: $(ls "$out/.bin" | tr '\n' ' ')"
+} >"$out/machine.txt" 2>&1
+"$dev/bin/lstopo-no-graphics" --of console >"$out/topology.txt" 2>&1
+"$dev/bin/lstopo-no-graphics" --of xml >"$out/topology.xml" 2>/dev/null
+say "machine: $(nproc) cores; $(grep -c Package "$out/topology.txt") package(s), $(grep -c NUMANode "$out/topology.txt") NUMA node(s), $(grep -c 'L3 ' "$out/topology.txt") L3"
+netns=no
+if ip netns add devprobe 2>>"$log"; then
+    ip -n devprobe link add name dp0 type veth peer name dp1 2>>"$log" &&
+        ip -n devprobe link set dp0 up 2>>"$log" &&
+        ip netns exec devprobe tc qdisc add dev dp0 root tbf rate 1gbit burst 64kb latency 20ms 2>>"$log" &&
+        netns=yes
+    ip netns del devprobe
+fi
+say "network namespaces with veth and tc tbf: $netns"
+
+np=16
+nodes=4
+[ $smoke = yes ] && np=4 nodes=2
+ompibind=(--bind-to core)
+[ $np -gt "$(nproc)" ] && ompibind=(--oversubscribe --bind-to none)
+# sanity: every MPI starts and gets right answers
+mpiexec -n $np -bind-to core "$dev/coll_bench" -c allreduce -a default,topo_pipeline -m 8 -M 8 -v \
+    >>"$log" 2>&1 || say "FAILED: mpich on one node"
+mpirun.openmpi --allow-run-as-root -n $np "${ompibind[@]}" "$dev/coll_bench-openmpi" \
+    -c allreduce -a default -m 8 -M 8 -v >>"$log" 2>&1 || say "FAILED: open mpi on one node"
+
+# 2. 4 nodes x 4 on the shaped cluster
+suite() {   # suite NAME SECONDS ARGS...
+    local name=$1 secs=$2
+    shift 2
+    [ "$secs" -gt 30 ] || { say "$name: skipped, ${secs} s left"; return; }
+    say "$name: up to $secs s: cluster-suite.sh $*"
+    timeout -k 20 "$secs" bash "$top/bench/cluster-suite.sh" --prebuilt "$dev" --out "$out/$name" "$@" \
+        >>"$log" 2>&1
+    say "$name: exit $?"
+}
+if [ $netns = yes ]; then
+    if [ $smoke = yes ]; then
+        suite c2x2 "$(left)" --nodes 2 --ppn 2 --placements block --rates 1gbit --min 65536 --max 65536
+    else
+        suite c4x4 $(($(left) - 150)) --nodes 4 --ppn 4 --placements "block cyclic shuffle" \
+            --rates 2gbit --min 65536 --max 1048576
+    fi
+fi
+
+# 3. one node, every process on a core of its own
+one() {   # one LABEL ARGS...: the single-node launches
+    local label=$1
+    shift
+    timeout -k 10 60 "$@" -c allgather,bcast,allreduce -l "$label" -m 8 -M 1048576 -s 8 -i 200 -T 0.2 \
+        -R 2 -v >>"$out/node16.csv" 2>>"$log" || say "node16 $label: exit $?"
+}
+if [ "$(left)" -gt 60 ]; then
+    say "node16: $np processes on one node"
+    s=(-genv MPIR_CVAR_COLL_SELECTION_TUNING_JSON_FILE "$dev/stock/mpir.json"
+        -genv MPIR_CVAR_CH4_COLL_SELECTION_TUNING_JSON_FILE "$dev/stock/ch4.json")
+    one mpich-topo mpiexec -n $np -bind-to core "$dev/coll_bench" -a default
+    one mpich mpiexec "${s[@]}" -n $np -bind-to core "$dev/coll_bench" -a default,topo_pipeline
+    one openmpi mpirun.openmpi --allow-run-as-root -n $np "${ompibind[@]}" "$dev/coll_bench-openmpi" -a default
+fi
+
+# 4. 2 nodes x 8, with what is left
+if [ $netns = yes ] && [ $smoke = no ]; then
+    suite c2x8 $(($(left) - 20)) --nodes 2 --ppn 8 --placements block --rates 2gbit \
+        --min 65536 --max 1048576
+fi
+say "done, $(left) s of the budget left"
+rm -rf "$need" "$out/.bin"

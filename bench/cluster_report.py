@@ -44,8 +44,11 @@ def main(d):
                     and not k[7].startswith("topo_")})
     out = ["# Emulated cluster: multi-node collectives", ""]
     meta = os.path.join(d, "meta.txt")
+    cores = "?"
     if os.path.exists(meta):
-        out += ["```"] + open(meta).read().splitlines() + ["```", ""]
+        lines = open(meta).read().splitlines()
+        out += ["```"] + lines + ["```", ""]
+        cores = next((l.split(":", 1)[1].strip() for l in lines if l.startswith("cores:")), cores)
     out += ["Times are the median over calls of the slowest process. Ratios are "
             "MPICH 4.0.2's default time over the other's: above 1 the other is "
             "faster; mpich-topo's default is compared with MPICH's default "
@@ -54,11 +57,11 @@ def main(d):
             "network-bound at a rate when it grows by %.1fx or more at half "
             "the rate; `xG` after a time or ratio is that growth. A ratio "
             "counts only where both times grew by %.1fx or more (network-bound); "
-            "others are CPU-bound here (2 cores), shown in brackets and used for "
+            "others are CPU-bound here (%s cores), shown in brackets and used for "
             "nothing. "
             "`ours best` is the fastest of our algorithms forced; `stock best` "
             "the fastest of MPICH's forced; `busiest NIC` what mpich-topo's "
-            "default made the busiest node send, over the least it must." % (GROWTH, GROWTH), ""]
+            "default made the busiest node send, over the least it must." % (GROWTH, GROWTH, cores), ""]
     verdict = []
     for kb in full:
         for coll in sorted({c[0] for c in cases}):

@@ -14,9 +14,14 @@
 # them.
 #   bench/device-run.sh OUT [BUDGET_SECONDS]   (default 480)
 #   bench/device-run.sh --smoke OUT            (2 x 2, one size: checks the script)
+#   bench/device-run.sh --suite "ARGS" OUT [BUDGET_SECONDS]
+#                       step 1, then only bench/cluster-suite.sh ARGS (a second
+#                       call on the machine: other rates, sizes, placements)
 set -u
 smoke=no
+only=
 [ "${1:-}" = --smoke ] && { smoke=yes; shift; }
+[ "${1:-}" = --suite ] && { only=$2; shift 2; }
 out=${1:?usage: bench/device-run.sh [--smoke] OUT [BUDGET_SECONDS]}
 budget=${2:-480}
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -40,6 +45,8 @@ for d in lib/x86_64-linux-gnu/openmpi lib/x86_64-linux-gnu/pmix2 share/openmpi; 
 done
 o=/opt/ompi/usr
 export OPAL_PREFIX=$o PMIX_INSTALL_PREFIX=$o/lib/x86_64-linux-gnu/pmix2
+# (its zlib plugin does not load there: no compression of launch data)
+export PMIX_MCA_pcompress_base_silence_warning=1
 # carried libraries only where the machine lacks that soname
 need=$out/.libs
 mkdir -p "$need"
@@ -48,7 +55,7 @@ for l in "$dev"/libs/*; do
 done
 export LD_LIBRARY_PATH=$top/install-ofi/lib:$o/lib/x86_64-linux-gnu:$o/lib/x86_64-linux-gnu/openmpi/lib:$o/lib/x86_64-linux-gnu/pmix2/lib:$need
 mkdir -p "$out/.bin"
-for t in ip tc; do command -v $t >/dev/null || ln -sf "$dev/bin/$t" "$out/.bin/"; done
+for t in ip tc lstopo-no-graphics; do command -v $t >/dev/null || ln -sf "$dev/bin/$t" "$out/.bin/"; done
 export PATH=$top/install-ofi/bin:$o/bin:$PATH:$out/.bin
 
 # 1. the machine
@@ -62,6 +69,9 @@ export PATH=$top/install-ofi/bin:$o/bin:$PATH:$out/.bin
     free -g | head -2
     echo "carried libraries used: $(ls "$need" | tr '\n' ' ')"
     echo "carried tools used: $(ls "$out/.bin" | tr '\n' ' ')"
+    # what else could steer Open MPI there (its cluster launches once failed)
+    echo "Open MPI settings of the image: $(env | grep -E '^(OMPI|OPAL|PMIX)_' | tr '\n' ' ')"
+    ls /etc/openmpi 2>/dev/null | sed 's/^/  \/etc\/openmpi\//'
 } >"$out/machine.txt" 2>&1
 "$dev/bin/lstopo-no-graphics" --of console >"$out/topology.txt" 2>&1
 "$dev/bin/lstopo-no-graphics" --of xml >"$out/topology.xml" 2>/dev/null
@@ -97,6 +107,17 @@ suite() {   # suite NAME SECONDS ARGS...
         >>"$log" 2>&1
     say "$name: exit $?"
 }
+if [ -n "$only" ]; then
+    # shellcheck disable=SC2086
+    [ $netns = yes ] && suite custom $(($(left) - 20)) $only
+    # Open MPI's view of the cluster's hosts (its launches failed here once
+    # with "not enough slots" while Hydra's ran)
+    bash "$top/bench/cluster.sh" --nodes 2 --ppn 2 mpirun --display-allocation -n 4 \
+        "$dev/coll_bench-openmpi" -c bcast -a default -m 8 -M 8 -v >"$out/ompi-cluster.txt" 2>&1
+    say "done, $(left) s of the budget left"
+    rm -rf "$need" "$out/.bin"
+    exit 0
+fi
 if [ $netns = yes ]; then
     if [ $smoke = yes ]; then
         suite c2x2 "$(left)" --nodes 2 --ppn 2 --placements block --rates 1gbit --min 65536 --max 65536

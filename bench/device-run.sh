@@ -110,10 +110,15 @@ suite() {   # suite NAME SECONDS ARGS...
 if [ -n "$only" ]; then
     # shellcheck disable=SC2086
     [ $netns = yes ] && suite custom $(($(left) - 20)) $only
-    # Open MPI's view of the cluster's hosts (its launches failed here once
-    # with "not enough slots" while Hydra's ran)
-    bash "$top/bench/cluster.sh" --nodes 2 --ppn 2 mpirun --display-allocation -n 4 \
-        "$dev/coll_bench-openmpi" -c bcast -a default -m 8 -M 8 -v >"$out/ompi-cluster.txt" 2>&1
+    # Open MPI's view of the cluster's hosts (its launches failed there once
+    # with "not enough slots" while Hydra's ran: the display showed node1's
+    # daemon not launched, flags 0x10, where here it shows 0x13)
+    # with nodes' daemons unlaunched: say how names resolve there, and
+    # what its launcher did
+    { echo "hostname $(hostname)"; getent hosts "$(hostname)" node0 node1; cat /etc/hosts
+      bash "$top/bench/cluster.sh" --nodes 2 --ppn 2 mpirun --display-allocation \
+          --mca plm_base_verbose 5 --debug-daemons -n 4 \
+          "$dev/coll_bench-openmpi" -c bcast -a default -m 8 -M 8 -v; } >"$out/ompi-cluster.txt" 2>&1
     say "done, $(left) s of the budget left"
     rm -rf "$need" "$out/.bin"
     exit 0

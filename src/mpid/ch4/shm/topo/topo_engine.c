@@ -142,7 +142,7 @@ cvars:
 
 /* ---- waiting ---------------------------------------------------------- */
 
-int MPIDI_Topo_pause(MPIDI_Topo_engine_t * e, unsigned spins)
+int MPIDI_Topo_pause(MPIDI_Topo_engine_t * e, unsigned spins, int poll)
 {
     if (MPIR_Topo_nb_current) {
         /* a nonblocking call: the progress poll that resumed it polls the
@@ -150,7 +150,8 @@ int MPIDI_Topo_pause(MPIDI_Topo_engine_t * e, unsigned spins)
         MPIR_Topo_nb_yield();
         return e->node_failed && MPL_atomic_acquire_load_uint64(e->node_failed) != 0;
     }
-    MPID_Progress_test(NULL);
+    if (poll)
+        MPID_Progress_test(NULL);
 #if MPICH_THREAD_GRANULARITY == MPICH_THREAD_GRANULARITY__GLOBAL
     /* as MPID_Progress_wait: another thread may be the one to make the
      * collective we wait for, on another communicator, progress */
@@ -193,7 +194,7 @@ int MPIDI_Topo_waitall(MPIDI_Topo_engine_t * e, int n, MPIR_Request ** reqs,
         /* only progress completes a request: poll at every turn (after a
          * local failure too: every process still sends its messages) */
         while (!MPIR_Request_is_complete(req))
-            (void) MPIDI_Topo_pause(e, ++spins);
+            (void) MPIDI_Topo_pause(e, ++spins, 1);
         if (req->kind == MPIR_REQUEST_KIND__RECV)
             MPIR_Process_status(&req->status, errflag);
         mpi_errno = req->status.MPI_ERROR;
@@ -753,6 +754,14 @@ static void setup_waiting(MPIDI_Topo_engine_t * e)
      * a core each, yielding every 256 spins made a 2-rank bcast's receiver
      * 3x slower (0.48 vs 0.16 us), hence 16384. */
     e->poll_mask = MPL_MIN(e->is_leader && e->nnodes > 1 ? 63 : 1023, e->yield_mask);
+    /* Processes whose own steps need no netmod poll it only once a wait
+     * has lasted 16 polling periods: a poll that is a system call (tcp's
+     * epoll_wait, 1-2 us on a virtual machine) made the other process
+     * late, its waits long enough to poll too, and both stayed there: 2 us
+     * a call instead of 0.25 (2 processes, 64 B allgather).  Other
+     * operations of the process still progress in waits that last. */
+    e->poll_after = (e->is_leader && e->nnodes > 1) || e->yield_mask == 0 ?
+        0 : 16 * (e->poll_mask + 1);
 }
 
 /* Setup, phase 5: whether local copies may use CMA (probe_cma), decided

@@ -133,6 +133,7 @@ typedef struct MPIDI_Topo_engine {
     int cma;                    /* process_vm_readv works between local processes */
     int ptracer_any;            /* this engine declared PR_SET_PTRACER_ANY */
     unsigned poll_mask, yield_mask;     /* see MPIDI_TOPO_WAIT_GE */
+    unsigned poll_after;        /* spins of a wait before it polls the netmod */
     uint64_t calls[3];          /* bcast, allgather, allreduce calls made */
     struct MPIDI_Topo_timeline *tl;     /* the call being recorded, or NULL */
 } MPIDI_Topo_engine_t;
@@ -170,15 +171,17 @@ int MPIDI_Topo_rounds(MPIDI_Topo_engine_t * e, uint64_t n, uint64_t * base,
  * yield_mask + 1 spins they give the processor away, so oversubscribed
  * runs (both masks 0) do not starve the process being waited for.
  * Polling the netmod costs a system call on some providers (tcp:
- * epoll_wait), which is why flag waits poll it rarely. */
-int MPIDI_Topo_pause(MPIDI_Topo_engine_t * e, unsigned spins);
+ * epoll_wait), which is why flag waits poll it rarely, and those of
+ * processes with no network step only after poll_after spins. */
+int MPIDI_Topo_pause(MPIDI_Topo_engine_t * e, unsigned spins, int poll);
 
 /* (stops early, returning nonzero from the pause, once a local process has
  * failed: see node_failed) */
 #define MPIDI_TOPO_WAIT_GE(e, counter, value) do {                              \
         unsigned spins_ = 0;                                                    \
         while (MPL_atomic_acquire_load_uint64(counter) < (uint64_t) (value))    \
-            if ((++spins_ & (e)->poll_mask) == 0 && MPIDI_Topo_pause(e, spins_)) \
+            if ((++spins_ & (e)->poll_mask) == 0 &&                             \
+                MPIDI_Topo_pause(e, spins_, spins_ >= (e)->poll_after))         \
                 break;                                                          \
     } while (0)
 

@@ -22,11 +22,14 @@ run MPIR_CVAR_ALLGATHER_INTRA_ALGORITHM=topo_pipeline MPIR_CVAR_ALLREDUCE_INTRA_
     MPIR_CVAR_COLLECTIVE_FALLBACK=error 2 -bind-to core -genv LD_PRELOAD "$tmp/waits_count.so" \
     "$tmp/waits_poll"
 polled=$(sed -n 's/^polls [0-9-]* in \([0-9-]*\) of 2000 calls$/\1/p' "$tmp/out")
+long=$(sed -n 's/^long wait polls \([0-9-]*\)$/\1/p' "$tmp/out")
 check "a rank blocked in MPI_Send until the other progresses, the other waiting in topo_pipeline: both finish, right data" \
     '[ $rc = 0 ] && grep -q "^progress ok" "$tmp/out"'
 if [ "$dev" = ofi ] && [ "$ncpu" -ge 2 ]; then
     check "3 us waits in 2000 topo_pipeline allgathers: few poll the netmod (calls with an epoll_wait: ${polled:-none}; most before)" \
         '[ $rc = 0 ] && [ -n "$polled" ] && [ "$polled" -ge 0 ] && [ "$polled" -lt 500 ]'
+    check "the epoll_wait counter sees the polls of a long wait (the one above: ${long:-none})" \
+        '[ $rc = 0 ] && [ -n "$long" ] && [ "$long" -gt 0 ]'
 fi
 
 tap_summary waits

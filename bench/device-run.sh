@@ -9,9 +9,12 @@
 #   3. 16 processes on one node, 8 B-1 MiB: mpich-topo's default, MPICH
 #      4.0.2's default, forced topo_pipeline, Open MPI;
 #   4. 2 emulated nodes x 8 (block), as far as the budget allows.
-# Nothing is installed: it runs from install-ofi and build-bench/dev
-# (bench/device-pack.sh), using the machine's own libraries where it has
-# them.
+# It runs from install-ofi and build-bench/dev (bench/device-pack.sh),
+# using the machine's own libraries where it has them. Meant for a
+# machine that is thrown away afterwards: it unpacks Open MPI into
+# /opt/ompi, links Open MPI's and PMIx's folders under /usr/lib where
+# nothing is, and links the checkout where install-ofi was built if that
+# path does not exist there.
 #   bench/device-run.sh OUT [BUDGET_SECONDS]   (default 480)
 #   bench/device-run.sh --smoke OUT            (2 x 2, one size: checks the script)
 #   bench/device-run.sh --suite "ARGS" OUT [BUDGET_SECONDS]

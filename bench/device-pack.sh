@@ -42,20 +42,12 @@ for p in openmpi-bin libopenmpi3 openmpi-common libpmix2; do
 done
 tar czf "$dev/ompi.tgz" -C "$root" usr
 
-# the libraries of all of them; MPICH's own travel with install-ofi
-sh "$top/bench/pack-libs.sh" --out "$dev/libs" >/dev/null
-for f in "$dev"/bin/* "$dev/coll_bench-openmpi" /usr/lib/x86_64-linux-gnu/openmpi/lib/*.so.* \
-    /usr/lib/x86_64-linux-gnu/openmpi/lib/openmpi3/*.so /usr/lib/x86_64-linux-gnu/pmix2/lib/pmix/*.so; do
-    ldd "$f" 2>/dev/null | awk '$3 ~ /^\// { print $3 }'
-
-done | xargs -r readlink -f | sort -u | while read -r lib; do
-    case $lib in   # in ompi.tgz
-        */openmpi/*|*/pmix2/*|*/libmpi.so.40*|*/libopen-*|*/liboshmem*|*/libmca_common_*) continue ;;
-    esac
-    case $(basename "$lib") in
-        libc.so*|libm.so*|libdl.so*|libpthread.so*|librt.so*|ld-linux*) continue ;;
-    esac
-    # under the name the loader asks for (the soname), not the file's
-    cp "$lib" "$dev/libs/$(objdump -p "$lib" | awk '$1 == "SONAME" { print $2 }')"
-done
+# the libraries of all of them; MPICH's own travel with install-ofi,
+# Open MPI's and PMIx's own in ompi.tgz
+o=/usr/lib/x86_64-linux-gnu
+sh "$top/bench/pack-libs.sh" --out "$dev/libs" \
+    --skip '*/openmpi/*' --skip '*/pmix2/*' --skip '*/libpmix.so*' --skip '*/libmpi.so.40*' \
+    --skip '*/libopen-*' --skip '*/liboshmem*' --skip '*/libmca_common_*' \
+    "$dev"/bin/* "$dev/coll_bench-openmpi" $o/openmpi/lib/*.so.* $o/openmpi/lib/openmpi3/*.so \
+    $o/pmix2/lib/pmix/*.so >/dev/null
 echo "device-pack: $(du -sh "$dev" | cut -f1) in $dev, with install-ofi $(du -sh "$prefix" | cut -f1)"

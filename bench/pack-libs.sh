@@ -4,16 +4,22 @@
 # machine of the same architecture with LD_LIBRARY_PATH pointing there (the
 # lent GPU machine: see bench/README.md). The C library and the dynamic
 # loader stay out: the machine's own are used.
-#   bench/pack-libs.sh [--device ofi|ucx] [--out DIR]   (default build-bench/libs)
+#   bench/pack-libs.sh [--device ofi|ucx] [--out DIR] [--skip GLOB]... [FILE...]
+#   (default DIR: build-bench/libs)
+# FILEs: more programs and libraries whose libraries to take too; --skip:
+# libraries (their paths as ldd prints them) that travel some other way.
 set -eu
 top=$(cd "$(dirname "$0")/.." && pwd)
 dev=ofi
 out=$top/build-bench/libs
+skips=
 while [ $# -gt 0 ]; do
     case $1 in
         --device) dev=$2; shift ;;
         --out) out=$2; shift ;;
-        *) echo "usage: $0 [--device ofi|ucx] [--out DIR]" >&2; exit 2 ;;
+        --skip) skips="$skips $2"; shift ;;
+        -*) echo "usage: $0 [--device ofi|ucx] [--out DIR] [--skip GLOB]... [FILE...]" >&2; exit 2 ;;
+        *) break ;;
     esac
     shift
 done
@@ -25,10 +31,16 @@ files="$prefix/lib/libmpi.so $prefix/bin/mpiexec.hydra $prefix/bin/hydra_pmi_pro
 for d in /usr/lib/x86_64-linux-gnu/libfabric /usr/lib/libfabric; do
     [ -d "$d" ] && [ "$dev" = ofi ] && files="$files $(ls "$d"/*.so 2>/dev/null || true)"
 done
-for f in $files; do
+for f in $files "$@"; do
     ldd "$f" 2>/dev/null | awk '$3 ~ /^\// { print $3 }'
 done | sort -u | while read -r lib; do
     case $lib in "$prefix"/*) continue ;; esac     # carried with the install
+    skip=no
+    for g in $skips; do
+        # shellcheck disable=SC2254
+        case $lib in $g) skip=yes ;; esac
+    done
+    [ $skip = no ] || continue
     case $(basename "$lib") in
         libc.so*|libm.so*|libdl.so*|libpthread.so*|librt.so*|ld-linux*) continue ;;
     esac

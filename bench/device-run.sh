@@ -13,7 +13,8 @@
 # using the machine's own libraries where it has them. Meant for a
 # machine that is thrown away afterwards: it unpacks Open MPI into
 # /opt/ompi, links Open MPI's and PMIx's folders under /usr/lib where
-# nothing is, and links the checkout where install-ofi was built if that
+# nothing is (and mounts ours over the image's own where it has them: a
+# PMIx there of another version has its plugins found first), and links the checkout where install-ofi was built if that
 # path does not exist there.
 #   bench/device-run.sh OUT [BUDGET_SECONDS]   (default 480)
 #   bench/device-run.sh --smoke OUT            (2 x 2, one size: checks the script)
@@ -43,9 +44,21 @@ if [ -n "$built" ] && [ "$built" != "$top" ] && [ ! -e "$built" ]; then
 fi
 # Open MPI relocated; its plugin folders also where it was built to look
 mkdir -p /opt/ompi && tar xzf "$dev/ompi.tgz" -C /opt/ompi
+# Debian's PMIx names /usr/lib/.../pmix2/lib/pmix in its own configuration
+# file, which it also reads from /usr, whatever PMIX_INSTALL_PREFIX says;
+# Ubuntu's PMIx 5 lives at the same path (its plugins loaded into our PMIx 4
+# on the 16-core machine), so ours is mounted over an image's own
+mounted=
 for d in lib/x86_64-linux-gnu/openmpi lib/x86_64-linux-gnu/pmix2 share/openmpi; do
-    [ -e "/usr/$d" ] || ln -s "/opt/ompi/usr/$d" "/usr/$d"
+    if [ ! -e "/usr/$d" ]; then
+        ln -s "/opt/ompi/usr/$d" "/usr/$d"
+    elif [ "$(readlink -f "/usr/$d")" != "/opt/ompi/usr/$d" ] &&
+        mount --bind "/opt/ompi/usr/$d" "/usr/$d"; then
+        mounted="$mounted /usr/$d"
+    fi
 done
+unmount() { local m; for m in $mounted; do umount "$m"; done; }
+trap unmount EXIT
 o=/opt/ompi/usr
 export OPAL_PREFIX=$o PMIX_INSTALL_PREFIX=$o/lib/x86_64-linux-gnu/pmix2
 # (its zlib plugin does not load there: no compression of launch data)

@@ -9,6 +9,7 @@
 #
 #   bench/cluster.sh [--nodes N] [--ppn P] [--rate RATE] [--delay DELAY]
 #                    [--placement block|cyclic] [--counters FILE]
+#                    [--rails R [--nic-counters FILE]]
 #                    [--timeout SEC] [--prefix DIR] mpiexec|mpirun|run ARGS...
 #
 #   mpiexec ARGS  our mpiexec (DIR/bin/mpiexec, default install-ofi) with
@@ -30,6 +31,14 @@
 #                   needs the kernel's netem qdisc, else the run fails
 #   --counters FILE per node, the bytes its NIC sent and received during the
 #                   command, as CSV (node,tx_bytes,rx_bytes); also printed
+#   --rails R       NICs per node (default 1): NIC r is eth<r> on a network
+#                   of its own (bridge r, 10.<213+r>.0.0/16), every one
+#                   shaped alike. With R > 1 each node is R packages (a NUMA
+#                   node each) that split its cores evenly, NIC r hwloc's
+#                   device under package r (NUIOA multirail), and libfabric
+#                   may use any of the NICs (no FI_TCP_IFACE)
+#   --nic-counters FILE  per node and NIC, the bytes sent and received, as
+#                   CSV (node,nic,tx_bytes,rx_bytes); --counters sums them
 #   --timeout SEC   end the command after SEC seconds (default 1800)
 #   --quiet         do not print the per-node byte counts
 #
@@ -50,6 +59,8 @@ ppn=1
 rate=1gbit
 delay=
 counters=
+rails=1
+nic_counters=
 tmo=1800
 placement=block
 prefix=$top/install-ofi
@@ -61,6 +72,8 @@ while [ $# -gt 0 ]; do
         --rate) rate=$2; shift 2 ;;
         --delay) delay=$2; shift 2 ;;
         --counters) counters=$2; shift 2 ;;
+        --rails) rails=$2; shift 2 ;;
+        --nic-counters) nic_counters=$2; shift 2 ;;
         --placement) placement=$2; shift 2 ;;
         --timeout) tmo=$2; shift 2 ;;
         --quiet) quiet=yes; shift ;;
@@ -76,6 +89,7 @@ shift
 case $nodes in ''|*[!0-9]*|0) echo "cluster.sh: --nodes needs a number from 1 to 200" >&2; exit 2 ;; esac
 [ "$nodes" -le 200 ] || { echo "cluster.sh: --nodes needs a number from 1 to 200" >&2; exit 2; }
 case $ppn in ''|*[!0-9]*|0) echo "cluster.sh: --ppn needs a positive number" >&2; exit 2 ;; esac
+case $rails in 1|2|3|4) ;; *) echo "cluster.sh: --rails is 1 to 4" >&2; exit 2 ;; esac
 case $placement in block|cyclic) ;; *) echo "cluster.sh: --placement is block or cyclic" >&2; exit 2 ;; esac
 [ "$(id -u)" = 0 ] || { echo "cluster.sh: needs root (network namespaces)" >&2; exit 2; }
 for t in ip tc unshare timeout taskset; do
@@ -126,8 +140,10 @@ shape() {       # namespace device with_delay
 # ---------------------------------------------------------------- build
 ip netns add "$sw"
 ip -n "$sw" link set lo up
-ip -n "$sw" link add br0 type bridge
-ip -n "$sw" link set br0 up
+for ((r = 0; r < rails; r++)); do
+    ip -n "$sw" link add br$r type bridge
+    ip -n "$sw" link set br$r up
+done
 hosts="127.0.0.1 localhost"
 for ((n = 0; n < nodes; n++)); do
     hosts="$hosts
@@ -146,6 +162,14 @@ for ((n = 0; n < nodes; n++)); do
     ip -n "$N" link set eth0 up
     shape "$N" eth0 yes          # what the node sends
     shape "$sw" "n$n" no         # what it receives
+    for ((r = 1; r < rails; r++)); do
+        ip -n "$sw" link add "n$n-$r" type veth peer name eth$r netns "$N"
+        ip -n "$sw" link set "n$n-$r" master br$r up
+        ip -n "$N" addr add "10.$((213 + r)).$((n / 250)).$((n % 250 + 1))/16" dev eth$r
+        ip -n "$N" link set eth$r up
+        shape "$N" eth$r yes
+        shape "$sw" "n$n-$r" no
+    done
 done
 
 # Each node's cores: the launcher binds per node, unaware that the nodes
@@ -165,9 +189,31 @@ cpus_of() {     # node -> "0,1"
 # as they would on a real node
 command -v lstopo-no-graphics >/dev/null ||
     { echo "cluster.sh: lstopo-no-graphics not found (hwloc)" >&2; exit 2; }
+# with rails, the node is as many packages, NIC r a PCI device under package r
+railpy='
+import re, sys
+s, g = sys.stdin.read(), [900]
+def nic(m):
+    r = int(m.group(1)); g[0] += 3
+    return (m.group(0) + "<object type=\"Bridge\" gp_index=\"%d\" bridge_type=\"0-1\" depth=\"0\" "
+            "bridge_pci=\"0000:[%02x-%02x]\"><object type=\"PCIDev\" gp_index=\"%d\" "
+            "pci_busid=\"0000:%02x:00.0\" pci_type=\"0200 [1af4:1041] [1af4:1100] 01\" "
+            "pci_link_speed=\"0.000000\"><object type=\"OSDev\" gp_index=\"%d\" name=\"eth%d\" "
+            "osdev_type=\"2\"/></object></object>") % (g[0], r + 1, r + 1, g[0] + 1, r + 1, g[0] + 2, r)
+sys.stdout.write(re.sub(r"<object type=\"Package\" os_index=\"(\d+)\"[^>]*>", nic, s))
+'
 cpucase=
 for ((n = 0; n < nodes; n++)); do
-    taskset -c "$(cpus_of $n)" lstopo-no-graphics --restrict binding --of xml "$work/node$n.xml"
+    if [ "$rails" = 1 ]; then
+        taskset -c "$(cpus_of $n)" lstopo-no-graphics --restrict binding --of xml "$work/node$n.xml"
+    else
+        cpus=$(cpus_of $n | tr , '\n' | sort -nu | paste -sd, -)
+        c=$(echo "$cpus" | tr , '\n' | wc -l)
+        [ $((c % rails)) = 0 ] ||
+            { echo "cluster.sh: --rails $rails needs each node's $c core(s) in $rails equal packages" >&2; exit 2; }
+        lstopo-no-graphics --input "pack:$rails numa:1 core:$((c / rails)) pu:1(indexes=$cpus)" --of xml 2>/dev/null |
+            python3 -c "$railpy" >"$work/node$n.xml"
+    fi
     cpucase="$cpucase    node$n) cpus=$(cpus_of $n) ;;
 "
 done
@@ -194,18 +240,29 @@ chmod +x "$work/rsh"
 list=node0 slots=node0:$ppn
 for ((n = 1; n < nodes; n++)); do list="$list,node$n" slots="$slots,node$n:$ppn"; done
 
-read_counters() {       # -> "tx rx" per node, one line each
-    local n
+read_counters() {       # -> "tx rx" per node and NIC, one line each
+    local n r
     for ((n = 0; n < nodes; n++)); do
-        ip netns exec "$(ns $n)" sh -c 'echo $(cat /sys/class/net/eth0/statistics/tx_bytes) $(cat /sys/class/net/eth0/statistics/rx_bytes)'
+        for ((r = 0; r < rails; r++)); do
+            ip netns exec "$(ns $n)" sh -c "echo \$(cat /sys/class/net/eth$r/statistics/tx_bytes) \$(cat /sys/class/net/eth$r/statistics/rx_bytes)"
+        done
     done
 }
 
 # ---------------------------------------------------------------- run
 # between nodes only TCP over eth0: neither libfabric nor UCX may use shared
 # memory between namespaces of one kernel (they would see one machine)
-envs=(CLUSTER_HOSTS="$list" CLUSTER_RSH="$work/rsh" FI_PROVIDER=tcp FI_TCP_IFACE=eth0
-    UCX_NET_DEVICES=eth0 UCX_TLS=tcp,self HOME="${HOME:-/root}")
+envs=(CLUSTER_HOSTS="$list" CLUSTER_RSH="$work/rsh" FI_PROVIDER=tcp UCX_TLS=tcp,self
+    HOME="${HOME:-/root}")
+# one NIC: only eth0 (not lo); rails: libfabric lists every interface, and
+# each process picks its own (MPIR_CVAR_TOPO_NEAREST_NIC); UCX gets them all
+if [ "$rails" = 1 ]; then
+    envs+=(FI_TCP_IFACE=eth0 UCX_NET_DEVICES=eth0)
+else
+    nets=eth0
+    for ((r = 1; r < rails; r++)); do nets="$nets,eth$r"; done
+    envs+=(UCX_NET_DEVICES="$nets")
+fi
 over=no
 [ $((nodes * ppn)) -gt "$ncores" ] && over=yes
 [ $over = yes ] && [ -z "${MPIR_CVAR_CH4_YIELD_WHEN_IDLE:-}" ] && envs+=(MPIR_CVAR_CH4_YIELD_WHEN_IDLE=on)
@@ -232,10 +289,16 @@ ip netns exec "$(ns 0)" env "${envs[@]}" timeout --foreground -k 10 "$tmo" "${cm
 after=$(read_counters)
 
 [ -n "$counters" ] && echo "node,tx_bytes,rx_bytes" >"$counters"
-paste -d' ' <(echo "$before") <(echo "$after") | awk -v f="$counters" -v q=$quiet '{
-    tx = $3 - $1; rx = $4 - $2
-    if (q != "yes") printf "cluster: node%d sent %.0f B, received %.0f B\n", NR - 1, tx, rx > "/dev/stderr"
-    if (f != "") printf "node%d,%.0f,%.0f\n", NR - 1, tx, rx >> f
+[ -n "$nic_counters" ] && echo "node,nic,tx_bytes,rx_bytes" >"$nic_counters"
+paste -d' ' <(echo "$before") <(echo "$after") | awk -v f="$counters" -v fn="$nic_counters" \
+    -v q=$quiet -v R=$rails '{
+    n = int((NR - 1) / R); r = (NR - 1) % R
+    tx = $3 - $1; rx = $4 - $2; ntx[n] += tx; nrx[n] += rx
+    if (R > 1 && q != "yes") printf "cluster: node%d eth%d sent %.0f B, received %.0f B\n", n, r, tx, rx > "/dev/stderr"
+    if (fn != "") printf "node%d,eth%d,%.0f,%.0f\n", n, r, tx, rx >> fn
+    if (r < R - 1) next
+    if (q != "yes") printf "cluster: node%d sent %.0f B, received %.0f B\n", n, ntx[n], nrx[n] > "/dev/stderr"
+    if (f != "") printf "node%d,%.0f,%.0f\n", n, ntx[n], nrx[n] >> f
 }'
 [ $rc = 124 ] && echo "cluster.sh: the command ran past --timeout $tmo s" >&2
 exit $rc

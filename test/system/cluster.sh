@@ -98,7 +98,43 @@ rc=$?
 check "a /dev/shm per node: each process sees its own node's files only" \
     '[ $rc = 0 ] && [ "$(grep -cx 2 "$tmp/out")" = 4 ]'
 
-# 5. nothing left behind.  Segments compared with those there before the
+# 5. two NICs per node (--rails 2: NIC r under package r, as hwloc sees
+#    it): with one leader per package, each process's libfabric on its
+#    package's NIC (MPIR_CVAR_TOPO_NEAREST_NIC) makes each NIC carry half
+#    of its node's bytes, within 5%, in topo_pipeline's allgather, bcast
+#    and allreduce at 1 MiB, results validated.  With the choice off every
+#    process takes the interface libfabric lists first, and that one NIC
+#    carries 95% or more of each node's bytes (so does every run before
+#    the choice existed).
+# rails NEAREST COLL: the run; per-NIC bytes in $tmp/rails-COLL-NEAREST.csv
+rails() {
+    timeout 300 "$top/bench/cluster.sh" --nodes 2 --ppn 2 --rails 2 --rate 1gbit --prefix "$prefix" \
+        --quiet --nic-counters "$tmp/rails-$2-$1.csv" --timeout 200 mpiexec -n 4 -bind-to core \
+        -env MPIR_CVAR_TOPO_NEAREST_NIC "$1" "$tmp/coll_bench" -H -c "$2" -a topo_pipeline \
+        -m 1048576 -M 1048576 -i 3 -w 1 -v >"$tmp/out" 2>&1
+    rc=$?
+}
+# nic_share FILE: the largest share of its node's bytes (sent + received)
+# that one NIC carried, and the smallest, over the nodes ("max min")
+nic_share() {
+    topo_csv "$1" '{ b = f("tx_bytes") + f("rx_bytes"); tot[f("node")] += b; nb[f("node") SUBSEP f("nic")] = b }
+        END { mx = 0; mn = 1
+              for (k in nb) { split(k, a, SUBSEP); s = nb[k] / tot[a[1]]; if (s > mx) mx = s; if (s < mn) mn = s }
+              printf "%.3f %.3f\n", mx, mn }'
+}
+for c in allgather bcast allreduce; do
+    rails 1 $c
+    share=$(nic_share "$tmp/rails-$c-1.csv")
+    check "--rails 2, $c 1 MiB: each process on its package's NIC, each NIC half its node's bytes within 5% (largest, smallest share: $share)" \
+        '[ $rc = 0 ] && grep -q ",ok\$" "$tmp/out" && ! grep -q "fail:" "$tmp/out" &&
+         echo "$share" | awk "{ exit !(\$1 <= 0.525 && \$2 >= 0.475) }"'
+done
+rails 0 allreduce
+share=$(nic_share "$tmp/rails-allreduce-0.csv")
+check "--rails 2 with MPIR_CVAR_TOPO_NEAREST_NIC=0: one NIC carries 95% or more of each node's bytes (largest, smallest share: $share)" \
+    '[ $rc = 0 ] && grep -q ",ok\$" "$tmp/out" && echo "$share" | awk "{ exit !(\$1 >= 0.95 && \$2 <= 0.05) }"'
+
+# 6. nothing left behind.  Segments compared with those there before the
 #    runs: CI once saw one here that the end-of-device check (check.sh)
 #    no longer saw, left for a moment by an earlier test, not by this one
 shm_names >"$tmp/shm-after"

@@ -64,6 +64,66 @@ static void loc_group(void)
     tu_end();
 }
 
+/* the interface a netmod should use: the one hwloc puts nearest */
+static int nearest_of(hwloc_topology_t t, int core, const char *const *names, int n)
+{
+    hwloc_obj_t c = hwloc_get_obj_by_type(t, HWLOC_OBJ_CORE, core);
+    return MPIR_Topo_nearest_netdev(t, c->cpuset, names, n);
+}
+
+static void netdev_group(void)
+{
+    hwloc_topology_t t;
+    hwloc_bitmap_t set;
+    const char *both[] = { "hsn0", "hsn1" }, *swapped[] = { "hsn1", "hsn0" };
+    const char *unknown_first[] = { "lo", "eth9", "hsn1" }, *unknown_later[] = { "hsn0", "eth9" };
+    const char *same_pkg[] = { "ib0", "mlx5_0" }, *disk[] = { "sda", "hsn0" };
+    int i, got;
+
+    tu_begin("nic: the interface nearest to a binding (multirail)");
+    t = tu_xml(NIC_BOTH);
+    for (i = 0; i < 8; i++) {
+        got = nearest_of(t, i, both, 2);
+        CHECK(got == i / 4, "core %d of {hsn0, hsn1}: %d", i, got);
+        got = nearest_of(t, i, swapped, 2);
+        CHECK(got == 1 - i / 4, "core %d of {hsn1, hsn0}: %d", i, got);
+        /* names hwloc does not know lose to any it knows, even a far one */
+        got = nearest_of(t, i, unknown_first, 3);
+        CHECK(got == 2, "core %d of {lo, eth9, hsn1}: %d", i, got);
+        got = nearest_of(t, i, unknown_later, 2);
+        CHECK(got == 0, "core %d of {hsn0, eth9}: %d", i, got);
+        /* a block device of that name is no NIC */
+        got = nearest_of(t, i, disk, 2);
+        CHECK(got == 1, "core %d of {sda, hsn0}: %d", i, got);
+    }
+    set = hwloc_bitmap_alloc();
+    hwloc_bitmap_set_range(set, 3, 4);
+    got = MPIR_Topo_nearest_netdev(t, set, swapped, 2);
+    CHECK(got == 0, "binding across packages keeps the first: %d", got);
+    got = MPIR_Topo_nearest_netdev(t, NULL, swapped, 2);
+    CHECK(got == 0, "unbound keeps the first: %d", got);
+    hwloc_bitmap_fill(set);
+    got = MPIR_Topo_nearest_netdev(t, set, swapped, 2);
+    CHECK(got == 0, "bound to the whole machine keeps the first: %d", got);
+    got = nearest_of(t, 5, swapped, 1);
+    CHECK(got == 0, "one name: %d", got);
+    CHECK(MPIR_Topo_netdev_index(t, "hsn0") == 0 && MPIR_Topo_netdev_index(t, "hsn1") == 1 &&
+          MPIR_Topo_netdev_index(t, "sda") == -1 && MPIR_Topo_netdev_index(t, "eth9") == -1,
+          "NIC indices: hsn0 %d hsn1 %d sda %d eth9 %d", MPIR_Topo_netdev_index(t, "hsn0"),
+          MPIR_Topo_netdev_index(t, "hsn1"), MPIR_Topo_netdev_index(t, "sda"),
+          MPIR_Topo_netdev_index(t, "eth9"));
+    hwloc_bitmap_free(set);
+    hwloc_topology_destroy(t);
+
+    t = tu_xml(NIC_PACK0);
+    for (i = 0; i < 8; i++) {
+        got = nearest_of(t, i, same_pkg, 2);
+        CHECK(got == 0, "core %d, both NICs on package 0: %d", i, got);
+    }
+    hwloc_topology_destroy(t);
+    tu_end();
+}
+
 /* nodes of type pack0/both/none, ranks shuffled over all cores */
 static void tree_ring_group(void)
 {
@@ -128,6 +188,7 @@ static void tree_ring_group(void)
 int main(void)
 {
     loc_group();
+    netdev_group();
     tree_ring_group();
     return tu_exit();
 }

@@ -43,8 +43,44 @@ cvars:
         every process that depends on its data rather than wait for it.
         -1 (default): never.
 
+    - name        : MPIR_CVAR_TOPO_NEAREST_NIC
+      category    : TOPO
+      type        : boolean
+      default     : true
+      class       : none
+      verbosity   : MPI_T_VERBOSITY_USER_BASIC
+      scope       : MPI_T_SCOPE_LOCAL
+      description : >-
+        If true, where libfabric offers its provider once per network
+        interface without saying where the NIC sits (tcp, sockets), each
+        process uses the interface that hwloc places nearest to its binding
+        rather than the first one listed, so that the leaders of the node's
+        packages send through their own NICs (NUIOA multirail).  Names hwloc
+        does not know count as farthest; unbound processes keep the first.
+        NICs that libfabric locates on PCI go through MPICH's own multi-NIC
+        choice (MPIR_CVAR_CH4_OFI_MAX_NICS), which also prefers near ones.
+
 === END_MPI_T_CVAR_INFO_BLOCK ===
 */
+
+/* the interface the netmod chose with MPIR_Topo_pick_netdev, "" if none */
+static char netdev_used[64];
+
+int MPIR_Topo_pick_netdev(const char *const *names, int n)
+{
+    int i = 0;
+#ifdef HAVE_HWLOC
+    void *topology = NULL;
+    const void *binding = NULL;
+
+    if (MPIR_CVAR_TOPO_NEAREST_NIC && MPIR_hwtopo_get_hwloc(&topology, &binding) && topology)
+        i = MPIR_Topo_nearest_netdev((hwloc_topology_t) topology, (hwloc_const_cpuset_t) binding,
+                                     names, n);
+#endif
+    if (n > 0)
+        MPL_strncpy(netdev_used, names[i], sizeof(netdev_used));
+    return i;
+}
 
 /* Number of ints a location takes on the wire. */
 #define TOPO_LOC_INTS ((int) (sizeof(MPIR_Topo_loc_t) / sizeof(int)))
@@ -61,7 +97,7 @@ void MPIR_Topo_get_my_loc(MPIR_Comm * comm, MPIR_Topo_loc_t * loc)
     memset(loc, 0, sizeof(*loc));
     loc->node = node_id;
     loc->board = 0;
-    loc->package = loc->numa = loc->cache = loc->core = loc->nic = -1;
+    loc->package = loc->numa = loc->cache = loc->core = loc->nic = loc->netdev = -1;
     loc->nic_far = 0;
 
 #ifdef HAVE_HWLOC
@@ -72,6 +108,7 @@ void MPIR_Topo_get_my_loc(MPIR_Comm * comm, MPIR_Topo_loc_t * loc)
         if (MPIR_Topo_loc_from_hwloc((hwloc_topology_t) topology, (hwloc_const_cpuset_t) binding,
                                      node_id, &hw) == 0)
             *loc = hw;
+        loc->netdev = MPIR_Topo_netdev_index((hwloc_topology_t) topology, netdev_used);
     }
 #else
     (void) topology;
@@ -91,10 +128,13 @@ static void print_topology(MPIR_Comm * comm, MPIR_Topo_comm_t * topo, const MPIR
         return;
     }
     for (int r = 0; r < p; r++) {
+        char via[32] = "";
+        if (locs[r].netdev >= 0)
+            snprintf(via, sizeof(via), ", sends via nic %d", locs[r].netdev);
         fprintf(stderr, "mpich-topo:   rank %d: node %d board %d package %d numa %d cache %d "
-                "core %d nic %d%s\n", r, locs[r].node, locs[r].board, locs[r].package,
+                "core %d nic %d%s%s\n", r, locs[r].node, locs[r].board, locs[r].package,
                 locs[r].numa, locs[r].cache, locs[r].core, locs[r].nic,
-                locs[r].nic_far ? " (far from NICs)" : "");
+                locs[r].nic_far ? " (far from NICs)" : "", via);
     }
     if (MPIR_Topo_comm_get_ring(comm, topo) == MPI_SUCCESS) {
         fprintf(stderr, "mpich-topo:   ring:");

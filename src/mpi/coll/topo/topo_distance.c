@@ -21,6 +21,13 @@ void *MPIR_Topo_standalone_malloc(size_t sz)
 }
 #endif
 
+/* NICs: network interfaces and OpenFabrics (verbs) devices */
+static int is_nic(hwloc_obj_t os)
+{
+    return os->attr->osdev.type == HWLOC_OBJ_OSDEV_NETWORK ||
+        os->attr->osdev.type == HWLOC_OBJ_OSDEV_OPENFABRICS;
+}
+
 int MPIR_Topo_loc_from_hwloc(hwloc_topology_t topo, hwloc_const_cpuset_t binding, int node_id,
                              MPIR_Topo_loc_t * loc)
 {
@@ -38,6 +45,7 @@ int MPIR_Topo_loc_from_hwloc(hwloc_topology_t topo, hwloc_const_cpuset_t binding
     loc->core = -1;
     loc->nic = -1;
     loc->nic_far = 0;
+    loc->netdev = -1;
 
     topo_set = hwloc_topology_get_topology_cpuset(topo);
     if (binding == NULL || hwloc_bitmap_iszero(binding) || hwloc_bitmap_isincluded(topo_set, binding))
@@ -77,8 +85,7 @@ int MPIR_Topo_loc_from_hwloc(hwloc_topology_t topo, hwloc_const_cpuset_t binding
         loc->numa = (int) first_numa->logical_index;
 
     for (os = hwloc_get_next_osdev(topo, NULL); os; os = hwloc_get_next_osdev(topo, os)) {
-        if (os->attr->osdev.type != HWLOC_OBJ_OSDEV_NETWORK &&
-            os->attr->osdev.type != HWLOC_OBJ_OSDEV_OPENFABRICS)
+        if (!is_nic(os))
             continue;
         anc = hwloc_get_non_io_ancestor_obj(topo, os);
         if (loc->nic < 0 && anc && anc->cpuset && hwloc_bitmap_isincluded(binding, anc->cpuset))
@@ -87,6 +94,72 @@ int MPIR_Topo_loc_from_hwloc(hwloc_topology_t topo, hwloc_const_cpuset_t binding
     }
     loc->nic_far = (nnic > 0 && loc->nic < 0);
     return 0;
+}
+
+/* the NIC OS device named name and its index among NICs; NULL if none */
+static hwloc_obj_t find_netdev(hwloc_topology_t topo, const char *name, int *index)
+{
+    int i = 0;
+
+    for (hwloc_obj_t os = hwloc_get_next_osdev(topo, NULL); os;
+         os = hwloc_get_next_osdev(topo, os)) {
+        if (!is_nic(os))
+            continue;
+        if (os->name && strcmp(os->name, name) == 0) {
+            *index = i;
+            return os;
+        }
+        i++;
+    }
+    return NULL;
+}
+
+int MPIR_Topo_netdev_index(hwloc_topology_t topo, const char *name)
+{
+    int i = -1;
+
+    if (topo == NULL || name == NULL || find_netdev(topo, name, &i) == NULL)
+        return -1;
+    return i;
+}
+
+/* depth of the deepest object holding both the binding and the NIC named
+ * name; -1 when hwloc has no NIC of that name */
+static int netdev_depth(hwloc_topology_t topo, hwloc_obj_t bound, const char *name)
+{
+    int i;
+    hwloc_obj_t anc, os = find_netdev(topo, name, &i);
+
+    if (os == NULL || (anc = hwloc_get_non_io_ancestor_obj(topo, os)) == NULL)
+        return -1;
+    anc = anc == bound ? anc : hwloc_get_common_ancestor_obj(topo, anc, bound);
+    return anc ? anc->depth : -1;
+}
+
+int MPIR_Topo_nearest_netdev(hwloc_topology_t topo, hwloc_const_cpuset_t binding,
+                             const char *const *names, int n)
+{
+    hwloc_const_cpuset_t topo_set;
+    hwloc_obj_t bound;
+    int best = 0, best_depth;
+
+    if (topo == NULL || names == NULL || n < 2 || binding == NULL || hwloc_bitmap_iszero(binding))
+        return 0;
+    topo_set = hwloc_topology_get_topology_cpuset(topo);
+    if (hwloc_bitmap_isincluded(topo_set, binding))
+        return 0;       /* unbound: every NIC is as near as any other */
+    bound = hwloc_get_obj_covering_cpuset(topo, binding);
+    if (bound == NULL)
+        return 0;
+    best_depth = netdev_depth(topo, bound, names[0]);
+    for (int i = 1; i < n; i++) {
+        int d = netdev_depth(topo, bound, names[i]);
+        if (d > best_depth) {
+            best = i;
+            best_depth = d;
+        }
+    }
+    return best;
 }
 
 static int same(int x, int y)

@@ -25,4 +25,9 @@ int MPIR_Topo_split_hw_guided(MPIR_Comm * comm, int key, const char *name,
 int MPIR_Topo_split_hw_unguided(MPIR_Comm * comm, int key, MPIR_Comm ** newcomm,
                                 const char **name);        /* topo_split.c */
 
+/* the netmod's interface among n that libfabric lists one by one: the index
+ * of the nearest to this process (MPIR_CVAR_TOPO_NEAREST_NIC), else 0; the
+ * topology print shows it (ofi_nic.c) */
+int MPIR_Topo_pick_netdev(const char *const *names, int n);    /* topo.c */
+
 #endif /* TOPO_HOOKS_H_INCLUDED */

@@ -58,6 +58,7 @@ typedef struct MPIR_Topo_loc {
     int core;                   /* core logical index, -1 if the binding spans cores */
     int nic;                    /* index (among NIC os devices) of the first close NIC, -1 if none */
     int nic_far;                /* 1 iff the node has NICs and the process is close to none */
+    int netdev;                 /* index (as nic) of the NIC its netmod sends through, -1 unknown */
 } MPIR_Topo_loc_t;
 
 /* Fill loc from hwloc.  binding NULL, empty or covering the whole machine
@@ -69,6 +70,21 @@ typedef struct MPIR_Topo_loc {
  * whole machine, 0 otherwise.  cache ids encode depth and logical index. */
 int MPIR_Topo_loc_from_hwloc(hwloc_topology_t topo, hwloc_const_cpuset_t binding, int node_id,
                              MPIR_Topo_loc_t * loc);
+
+/* Which of n network interfaces, named as the OS names them (libfabric's
+ * tcp and sockets providers name their domains so), is nearest to a process
+ * bound to binding: the one whose hwloc network device (NETWORK or
+ * OPENFABRICS OS device of that name) has a first non-I/O ancestor sharing
+ * the deepest object with the binding; the first such on a tie.  Names
+ * hwloc does not know count as farther than any it knows.  Returns 0 when
+ * no interface is nearer than names[0] (also when unbound or n < 2), so a
+ * caller keeps its own first choice unless another is strictly nearer. */
+int MPIR_Topo_nearest_netdev(hwloc_topology_t topo, hwloc_const_cpuset_t binding,
+                             const char *const *names, int n);
+
+/* index among the NIC OS devices (numbered as loc->nic) of the one named
+ * name, -1 if hwloc has none of that name */
+int MPIR_Topo_netdev_index(hwloc_topology_t topo, const char *name);
 
 /* Pairwise distance (Ma et al. + node/NIC levels); never returns SELF. */
 int MPIR_Topo_distance(const MPIR_Topo_loc_t * a, const MPIR_Topo_loc_t * b);

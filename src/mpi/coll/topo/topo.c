@@ -57,14 +57,23 @@ cvars:
         rather than the first one listed, so that the leaders of the node's
         packages send through their own NICs (NUIOA multirail).  Names hwloc
         does not know count as farthest; unbound processes keep the first.
+        Every node must reach the interfaces that win (as on a cluster whose
+        nodes all sit on every rail); 0 keeps libfabric's first for all.
         NICs that libfabric locates on PCI go through MPICH's own multi-NIC
         choice (MPIR_CVAR_CH4_OFI_MAX_NICS), which also prefers near ones.
 
 === END_MPI_T_CVAR_INFO_BLOCK ===
 */
 
-/* the interface the netmod chose with MPIR_Topo_pick_netdev, "" if none */
+/* the interface the netmod uses (MPIR_Topo_pick_netdev or _note_netdev), ""
+ * if not known */
 static char netdev_used[64];
+
+void MPIR_Topo_note_netdev(const char *name)
+{
+    if (name)
+        MPL_strncpy(netdev_used, name, sizeof(netdev_used));
+}
 
 int MPIR_Topo_pick_netdev(const char *const *names, int n)
 {
@@ -78,7 +87,7 @@ int MPIR_Topo_pick_netdev(const char *const *names, int n)
                                      names, n);
 #endif
     if (n > 0)
-        MPL_strncpy(netdev_used, names[i], sizeof(netdev_used));
+        MPIR_Topo_note_netdev(names[i]);
     return i;
 }
 

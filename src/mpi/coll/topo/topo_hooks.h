@@ -29,5 +29,7 @@ int MPIR_Topo_split_hw_unguided(MPIR_Comm * comm, int key, MPIR_Comm ** newcomm,
  * of the nearest to this process (MPIR_CVAR_TOPO_NEAREST_NIC), else 0; the
  * topology print shows it (ofi_nic.c) */
 int MPIR_Topo_pick_netdev(const char *const *names, int n);    /* topo.c */
+/* the netmod's NIC where the netmod chose it (the print shows it) */
+void MPIR_Topo_note_netdev(const char *name);   /* topo.c */
 
 #endif /* TOPO_HOOKS_H_INCLUDED */

@@ -107,9 +107,10 @@ cvars:
       scope       : MPI_T_SCOPE_ALL_EQ
       description : >-
         How many times the engine's waiting loops poll before each
-        sched_yield (rounded up to a power of two). -1 (default): 0 when
-        CH4's blocking waits yield (MPIR_CVAR_CH4_YIELD_WHEN_IDLE), 16384
-        otherwise.
+        sched_yield (rounded up to a power of two); where a wait pauses the
+        core at each poll (processes with no network step), a pause counts
+        as 64. -1 (default): 0 when CH4's blocking waits yield
+        (MPIR_CVAR_CH4_YIELD_WHEN_IDLE), 16384 otherwise.
 
     - name        : MPIR_CVAR_TOPO_DEBUG_SETUP_NOMEM
       category    : TOPO

@@ -175,14 +175,36 @@ int MPIDI_Topo_rounds(MPIDI_Topo_engine_t * e, uint64_t n, uint64_t * base,
  * processes with no network step only after poll_after spins. */
 int MPIDI_Topo_pause(MPIDI_Topo_engine_t * e, unsigned spins, int poll);
 
+/* Waits of processes with no network step (poll_after > 0) pause the core
+ * at every spin: leaving a tight loop of loads when the flag's line changes
+ * costs a pipeline flush (memory-order machine clear) that the pause
+ * avoids.  2 processes back to back: allreduce 1.16-1.32x, allgather
+ * 1.03-1.23x faster up to 1 KiB.  A paused spin takes about as long as
+ * MPIDI_TOPO_PAUSE_SPINS tight ones (20 ns here) and counts as that many,
+ * so that the masks keep their meaning in time.  Leaders with network
+ * steps and oversubscribed runs spin as before: they poll the netmod. */
+#if defined(__x86_64__) || defined(__i386__)
+#define MPIDI_TOPO_CPU_PAUSE() __builtin_ia32_pause()
+#define MPIDI_TOPO_PAUSE_SPINS 64
+#elif defined(__aarch64__)
+#define MPIDI_TOPO_CPU_PAUSE() __asm__ __volatile__("yield" ::: "memory")
+#define MPIDI_TOPO_PAUSE_SPINS 64
+#else
+#define MPIDI_TOPO_CPU_PAUSE() do { } while (0)
+#define MPIDI_TOPO_PAUSE_SPINS 1
+#endif
+
 /* (stops early, returning nonzero from the pause, once a local process has
  * failed: see node_failed) */
 #define MPIDI_TOPO_WAIT_GE(e, counter, value) do {                              \
-        unsigned spins_ = 0;                                                    \
-        while (MPL_atomic_acquire_load_uint64(counter) < (uint64_t) (value))    \
-            if ((++spins_ & (e)->poll_mask) == 0 &&                             \
+        unsigned spins_ = 0, step_ = (e)->poll_after ? MPIDI_TOPO_PAUSE_SPINS : 1; \
+        while (MPL_atomic_acquire_load_uint64(counter) < (uint64_t) (value)) {  \
+            if (step_ > 1)                                                      \
+                MPIDI_TOPO_CPU_PAUSE();                                         \
+            if (((spins_ += step_) & (e)->poll_mask) == 0 &&                    \
                 MPIDI_Topo_pause(e, spins_, spins_ >= (e)->poll_after))         \
                 break;                                                          \
+        }                                                                       \
     } while (0)
 
 /* A failure of this process' own part of a call: tell the node (waits end),

@@ -8,7 +8,8 @@
 #      issue 13's targets, with each process on a core of its own;
 #   3. 16 processes on one node, 8 B-1 MiB: mpich-topo's default, MPICH
 #      4.0.2's default, forced topo_pipeline, Open MPI;
-#   4. 2 emulated nodes x 8 (block), as far as the budget allows.
+#   4. NUIOA multirail: 4 emulated nodes x 4, two NICs each, 1 MiB;
+#   5. 2 emulated nodes x 8 (block), as far as the budget allows.
 # It runs from install-ofi and build-bench/dev (bench/device-pack.sh),
 # using the machine's own libraries where it has them. Meant for a
 # machine that is thrown away afterwards: it unpacks Open MPI into
@@ -164,7 +165,16 @@ if [ "$(left)" -gt 60 ]; then
     one openmpi mpirun.openmpi --allow-run-as-root -n $np "${ompibind[@]}" "$dev/coll_bench-openmpi" -a default
 fi
 
-# 4. 2 nodes x 8, with what is left
+# 4. NUIOA multirail, 4 nodes x 4 with 2 NICs each (bench/multirail.sh):
+#    each NIC's share of its node's bytes, with a core per process
+if [ $netns = yes ] && [ $smoke = no ] && [ "$(left)" -gt 120 ]; then
+    say "multirail: 4 nodes x 4, 2 NICs per node"
+    timeout -k 10 100 bash "$top/bench/multirail.sh" --bench "$dev/coll_bench" --prefix "$top/install-ofi" \
+        --nodes 4 --ppn 4 --rates 2gbit --sizes 1048576 --algs default --out "$out/multirail" \
+        >>"$log" 2>&1 || say "multirail: exit $?"
+fi
+
+# 5. 2 nodes x 8, with what is left
 if [ $netns = yes ] && [ $smoke = no ]; then
     suite c2x8 $(($(left) - 20)) --nodes 2 --ppn 8 --placements block --rates 2gbit \
         --min 65536 --max 1048576

@@ -8,8 +8,12 @@
 # bytes and the time, validated.
 #
 #   bench/multirail.sh [--out DIR] [--rates "1gbit 500mbit"]
-#                      [--sizes "1048576 4194304"] [--ppn 2]
+#                      [--sizes "1048576 4194304"] [--nodes 2] [--ppn 2]
+#                      [--algs "topo_pipeline default"] [--prefix DIR]
+#                      [--bench FILE]
 #
+# --bench: a coll_bench already built against the prefix (where there is
+# no compiler, bench/device-run.sh), instead of building one.
 # Writes DIR/multirail.csv (one row per run and size: collective,
 # algorithm, nearest, rate, bytes, median time of the slowest process in
 # us, largest and smallest share of a node's bytes one NIC carried) and
@@ -20,14 +24,20 @@ top=$(cd "$(dirname "$0")/.." && pwd)
 out=$top/build-bench/multirail
 rates="1gbit 500mbit"
 sizes="1048576 4194304"
+nodes=2
 ppn=2
+algs="topo_pipeline default"
 prefix=$top/install-ofi
+bench=
 while [ $# -gt 0 ]; do
     case $1 in
         --out) out=$2; shift 2 ;;
         --rates) rates=$2; shift 2 ;;
         --sizes) sizes=$2; shift 2 ;;
+        --nodes) nodes=$2; shift 2 ;;
         --ppn) ppn=$2; shift 2 ;;
+        --algs) algs=$2; shift 2 ;;
+        --bench) bench=$2; shift 2 ;;
         --prefix) prefix=$2; shift 2 ;;
         -h|--help) sed -n '2,/^[^#]/s/^# \{0,1\}//p' "$0"; exit 0 ;;
         *) echo "multirail.sh: unknown option '$1' (--help)" >&2; exit 2 ;;
@@ -35,18 +45,20 @@ while [ $# -gt 0 ]; do
 done
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
-bench=$out/coll_bench
-"$prefix/bin/mpicc" -O2 -std=c99 -o "$bench" "$top/bench/coll_bench.c"
+if [ -z "$bench" ]; then
+    bench=$out/coll_bench
+    "$prefix/bin/mpicc" -O2 -std=c99 -o "$bench" "$top/bench/coll_bench.c"
+fi
 min=$(echo $sizes | tr ' ' '\n' | sort -n | head -1)
 max=$(echo $sizes | tr ' ' '\n' | sort -n | tail -1)
-np=$((2 * ppn))
+np=$((nodes * ppn))
 csv=$out/multirail.csv
 echo "collective,algorithm,nearest,rate,bytes,time_us,nic_share_max,nic_share_min,status" >"$csv"
 for rate in $rates; do
     for c in allgather bcast allreduce; do
         for near in 1 0; do
-            for alg in topo_pipeline default; do
-                FI_PROVIDER=tcp "$top/bench/cluster.sh" --nodes 2 --ppn "$ppn" --rails 2 --rate "$rate" \
+            for alg in $algs; do
+                FI_PROVIDER=tcp "$top/bench/cluster.sh" --nodes "$nodes" --ppn "$ppn" --rails 2 --rate "$rate" \
                     --prefix "$prefix" --quiet --nic-counters "$out/nic.csv" --timeout 600 \
                     mpiexec -n $np -bind-to core -env MPIR_CVAR_TOPO_NEAREST_NIC $near "$bench" -H \
                     -c $c -a $alg -m "$min" -M "$max" -s 4 -i 5 -w 1 -v >"$out/run.txt" 2>&1 || true
@@ -72,7 +84,7 @@ import csv, sys
 rows = list(csv.DictReader(open(sys.argv[1])))
 rates = sys.argv[2].split()
 t = {(r['collective'], r['algorithm'], r['nearest'], r['rate'], r['bytes']): r for r in rows}
-print("# NUIOA multirail: 2 nodes x 2 packages, a NIC near each package\n")
+print("# NUIOA multirail: 2 NICs per node, one near each of its 2 packages\n")
 print("Time: median over calls of the slowest process (us). Share: the largest")
 print("share of its node's bytes one NIC carried (0.5 = even). nearest=1: each")
 print("process on its package's NIC; nearest=0: every process on libfabric's first.")

@@ -25,9 +25,13 @@ cvars:
         group copies the result into its own area before its members copy
         it out, so that most reads stay within a domain and the
         reduction's waits poll the group's flags and the group leaders'
-        instead of every process'. 0 (default): 2 on nodes of at least 16
-        processes in 2 or more groups, 1 otherwise; values above 2 count
-        as 2, below 0 as 0.
+        instead of every process'. In bcast topo_pipeline (segment mode),
+        2 makes the leader of each group other than the one a chunk arrives
+        in copy it into its group's own area, from which its members copy
+        it out (decided from the largest node, so that all nodes cut the
+        message alike). 0 (default): 2 on nodes of at least 16 processes
+        in 2 or more groups, 1 otherwise; values above 2 count as 2, below
+        0 as 0.
 
 === END_MPI_T_CVAR_INFO_BLOCK ===
 */

@@ -85,6 +85,12 @@ cvars:
  *    chunk from there (or from the root's buffer) with one
  *    process_vm_readv: one copy instead of two.
  * Both modes send the same messages between nodes.
+ *  - two levels (segment mode, MPIR_CVAR_TOPO_NODE_LEVELS): a chunk takes
+ *    at most a k-th of a slot; the leader of each group whose domain the
+ *    chunk did not arrive in (the root's group on its node, the chunk's
+ *    leader's group elsewhere) copies it into its group's own area of the
+ *    slot and raises its copied counter, and its members copy out from
+ *    there, waiting on their leader only.
  *
  * Cost, n bytes in chunks of c, N nodes of L processes, k leaders per
  * node, q = n/(k.c) chunks per leader, d = ceil(log2 N): binomial
@@ -93,7 +99,9 @@ cvars:
  * (N + q - 2).(alpha + c.beta); every node receives n bytes once, split
  * over its k leaders; each local process copies n once
  * (segment mode: twice on the root's node), overlapped with the network
- * chunks.
+ * chunks.  Two levels add one copy of n by a leader of each group other
+ * than the chunk's ((k-1).n per node), and the reads that cross domains
+ * fall from (k-1)/k.L.n to (k-1).n per node; chunks are k times smaller.
  *
  * Timeline, segment mode, a non-root node, k = 2 leaders (l0, l1) and a
  * local process q; chunk i lies in slot i % 2:
@@ -173,12 +181,39 @@ static int node_plan(int nn, MPI_Aint m, MPI_Aint slot, MPI_Aint b, MPI_Aint * c
 
 /* node_plan for the engine's leaders: the binomial tree sends each
  * leader's share of the slots */
-static int leader_plan(MPIDI_Topo_engine_t * e, MPI_Aint m, MPI_Aint * chunk)
+static int leader_plan(MPIDI_Topo_engine_t * e, MPI_Aint m, MPI_Aint slot, MPI_Aint * chunk)
 {
-    MPI_Aint nslots = (m + e->slot_size - 1) / e->slot_size;
+    MPI_Aint nslots = (m + slot - 1) / slot;
     double cost;
 
-    return node_plan(e->nnodes, m, e->slot_size, (nslots + e->k - 1) / e->k, chunk, &cost);
+    return node_plan(e->nnodes, m, slot, (nslots + e->k - 1) / e->k, chunk, &cost);
+}
+
+/* Two levels within the node (MPIR_CVAR_TOPO_NODE_LEVELS) in segment mode:
+ * decided from the largest node, so that every node cuts the message into
+ * the same chunks.  Returns the bytes a chunk may take: a whole slot with
+ * one level; with two, a k-th of it (64-byte aligned), since each group
+ * other than the one whose domain the chunk arrives in keeps a copy of its
+ * own in the slot's next areas.  0: too small to cut, one level. */
+static MPI_Aint two_level_area(MPIDI_Topo_engine_t * e)
+{
+    MPI_Aint area;
+
+    if (e->k < 2 ||
+        MPIR_Topo_node_levels(e->max_local_size, e->k, MPIR_CVAR_TOPO_NODE_LEVELS) != 2)
+        return 0;
+    area = ((MPI_Aint) e->slot_size / e->k) & ~(MPI_Aint) 63;
+    return area >= MPIDI_TOPO_BCAST_MIN_CHUNK ? area : 0;
+}
+
+/* the group of local process i */
+static int group_of(MPIDI_Topo_engine_t * e, int i)
+{
+    int g = 0;
+
+    while (g + 1 < e->k && e->group_lo[g + 1] <= i)
+        g++;
+    return g;
 }
 
 static void node_tree(int nn, int node, int root_node, int chain, int *parent, int *children,
@@ -217,7 +252,11 @@ static int bcast_segment(MPIDI_Topo_engine_t * e, const MPIDI_Topo_tbuf_t * tb, 
     int parent = -1, nchildren = 0, children[32];
     int nlocal = e->local_size, k = e->k;
     MPI_Aint chunk, nchunks;
-    int chain = leader_plan(e, m, &chunk);
+    MPI_Aint area = two_level_area(e);
+    int chain = leader_plan(e, m, area ? area : (MPI_Aint) e->slot_size, &chunk);
+    /* the group whose domain a chunk arrives in on the root's node */
+    int root_group = e->node == root_node ? group_of(e, root_local) : -1;
+    int stager = e->leader_local[e->group];
     uint64_t base;
     MPIDI_Topo_ctrl_t *me = MPIDI_TOPO_CTRL(e, e->local_rank);
     MPIR_Request *reqs[32] = { NULL }, *rreq = NULL;
@@ -289,11 +328,29 @@ static int bcast_segment(MPIDI_Topo_engine_t * e, const MPIDI_Topo_tbuf_t * tb, 
             }
         }
         if (!am_root) {
-            if (e->node == root_node)
-                MPIDI_TOPO_WAIT_GE(e, &MPIDI_TOPO_CTRL(e, root_local)->arrive, r);
-            else
-                MPIDI_TOPO_WAIT_GE(e, &MPIDI_TOPO_CTRL(e, owner)->avail, MPIDI_TOPO_PROG(r, 1));
-            mpi_errno = MPIDI_Topo_tbuf_unpack(tb, off, slot, len);
+            /* two levels: a group other than the one the chunk arrived in
+             * reads the copy its leader made in the group's own area */
+            int src = e->node == root_node ? root_group : g;
+            char *from = slot;
+            if (area && e->group != src) {
+                from = slot + ((e->group - src + k) % k) * area;
+                if (e->local_rank != stager)
+                    MPIDI_TOPO_WAIT_GE(e, &MPIDI_TOPO_CTRL(e, stager)->copied, r);
+            }
+            if (from == slot || e->local_rank == stager) {
+                if (e->node == root_node)
+                    MPIDI_TOPO_WAIT_GE(e, &MPIDI_TOPO_CTRL(e, root_local)->arrive, r);
+                else
+                    MPIDI_TOPO_WAIT_GE(e, &MPIDI_TOPO_CTRL(e, owner)->avail,
+                                       MPIDI_TOPO_PROG(r, 1));
+            }
+            if (from != slot && e->local_rank == stager) {
+                memcpy(from, slot, len);
+                MPIDI_TOPO_SHARED_DEFINED(from, len);
+                MPL_atomic_release_store_uint64(&me->copied, r);
+                MPIDI_TOPO_EVENT(e, "staged", i, 0);
+            }
+            mpi_errno = MPIDI_Topo_tbuf_unpack(tb, off, from, len);
             MPIDI_TOPO_LOCAL_ERR(e, mpi_errno, mpi_errno_ret, errflag);
             MPIDI_TOPO_EVENT(e, "out", i, 0);
         }
@@ -373,7 +430,7 @@ static int bcast_direct(MPIDI_Topo_engine_t * e, char *buf, MPI_Aint m, int root
     int parent = -1, nchildren = 0, children[32];
     int nlocal = e->local_size, k = e->k;
     MPI_Aint chunk, nchunks, nmine = 0, nposted = 0, nrounds;
-    int chain = leader_plan(e, m, &chunk);
+    int chain = leader_plan(e, m, e->slot_size, &chunk);
     uint64_t base, first, last;
     MPIDI_Topo_ctrl_t *me = MPIDI_TOPO_CTRL(e, e->local_rank);
     MPIR_Request *rreqs[MPIDI_TOPO_BCAST_WINDOW] = { NULL };

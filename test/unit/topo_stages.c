@@ -2,7 +2,7 @@
  * Copyright (C) by the mpich-topo authors. See COPYRIGHT in top-level directory.
  */
 
-/* What the engine's allreduce does at each level of a given machine, without
+/* What the engine's allreduce and bcast do at each level of a given machine, without
  * MPI: the leader layout it builds (groups and leaders per node) and, for one
  * call of BYTES bytes per process, the bytes each process reduces at each
  * stage within a node, one level (flat) against two
@@ -130,6 +130,12 @@ int main(int argc, char **argv)
                (long long) (L - (l->group_start[n * k + 1] - l->group_start[n * k])) * m,
                (long long) (k - 1) * m);
         printf("  copied out by every process: %lld\n", m);
+        /* bcast (segment mode), the root in group 0: one level, the other
+         * groups read the slot; two, each other group's leader copies it
+         * into its group's area once and its members read that */
+        printf("  %-34s %14lld %14lld\n", "bcast, read across groups, node",
+               (long long) (L - (l->group_start[n * k + 1] - l->group_start[n * k])) * m,
+               (long long) (k - 1) * m);
         printf("  MPIR_CVAR_TOPO_NODE_LEVELS=0 (default) takes %s here\n",
                levels == 2 ? "two levels" : "one level");
     }

@@ -86,11 +86,11 @@ cvars:
  *    process_vm_readv: one copy instead of two.
  * Both modes send the same messages between nodes.
  *  - two levels (segment mode, MPIR_CVAR_TOPO_NODE_LEVELS): a chunk takes
- *    at most a k-th of a slot; the leader of each group whose domain the
- *    chunk did not arrive in (the root's group on its node, the chunk's
- *    leader's group elsewhere) copies it into its group's own area of the
- *    slot and raises its copied counter, and its members copy out from
- *    there, waiting on their leader only.
+ *    at most a (k+1)-th of a slot; the leader of each group whose domain
+ *    the chunk did not arrive in (the root's group on its node, the
+ *    chunk's leader's group elsewhere) copies it into its group's own area
+ *    of the slot (two_level_area) and raises its copied counter, and its
+ *    members copy out from there, waiting on their leader only.
  *
  * Cost, n bytes in chunks of c, N nodes of L processes, k leaders per
  * node, q = n/(k.c) chunks per leader, d = ceil(log2 N): binomial
@@ -101,7 +101,7 @@ cvars:
  * (segment mode: twice on the root's node), overlapped with the network
  * chunks.  Two levels add one copy of n by a leader of each group other
  * than the chunk's ((k-1).n per node), and the reads that cross domains
- * fall from (k-1)/k.L.n to (k-1).n per node; chunks are k times smaller.
+ * fall from (k-1)/k.L.n to (k-1).n per node; chunks are k+1 times smaller.
  *
  * Timeline, segment mode, a non-root node, k = 2 leaders (l0, l1) and a
  * local process q; chunk i lies in slot i % 2:
@@ -191,10 +191,12 @@ static int leader_plan(MPIDI_Topo_engine_t * e, MPI_Aint m, MPI_Aint slot, MPI_A
 
 /* Two levels within the node (MPIR_CVAR_TOPO_NODE_LEVELS) in segment mode:
  * decided from the largest node, so that every node cuts the message into
- * the same chunks.  Returns the bytes a chunk may take: a whole slot with
- * one level; with two, a k-th of it (64-byte aligned), since each group
- * other than the one whose domain the chunk arrives in keeps a copy of its
- * own in the slot's next areas.  0: too small to cut, one level. */
+ * the same chunks.  The slot is then k + 1 areas of whole pages: chunks
+ * arrive in area 0, and group g keeps its copy in area 1 + g, always the
+ * same, so that its leader's first touch puts those pages in its domain.
+ * Returns the bytes of an area, the most a chunk may take; 0 (one level,
+ * chunks of a whole slot) where two levels are off or areas would be
+ * smaller than MPIDI_TOPO_BCAST_MIN_CHUNK. */
 static MPI_Aint two_level_area(MPIDI_Topo_engine_t * e)
 {
     MPI_Aint area;
@@ -202,7 +204,7 @@ static MPI_Aint two_level_area(MPIDI_Topo_engine_t * e)
     if (e->k < 2 ||
         MPIR_Topo_node_levels(e->max_local_size, e->k, MPIR_CVAR_TOPO_NODE_LEVELS) != 2)
         return 0;
-    area = ((MPI_Aint) e->slot_size / e->k) & ~(MPI_Aint) 63;
+    area = ((MPI_Aint) e->slot_size / (e->k + 1)) & ~(MPI_Aint) 4095;
     return area >= MPIDI_TOPO_BCAST_MIN_CHUNK ? area : 0;
 }
 
@@ -333,7 +335,7 @@ static int bcast_segment(MPIDI_Topo_engine_t * e, const MPIDI_Topo_tbuf_t * tb, 
             int src = e->node == root_node ? root_group : g;
             char *from = slot;
             if (area && e->group != src) {
-                from = slot + ((e->group - src + k) % k) * area;
+                from = slot + (1 + e->group) * area;
                 if (e->local_rank != stager)
                     MPIDI_TOPO_WAIT_GE(e, &MPIDI_TOPO_CTRL(e, stager)->copied, r);
             }

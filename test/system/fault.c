@@ -33,10 +33,19 @@
  *                     data"); a stock collective still works afterwards.
  *                     "fault staging BYTES nb": the same as MPI_Iallgather
  *                     and MPI_Ibcast then MPI_Wait, after a persistent
- *                     init that sets the engine up on each duplicate. */
+ *                     init that sets the engine up on each duplicate.
+ *   fault shmkill win|engine  rank 1 kills itself (SIGKILL) as it opens a
+ *                     shared memory segment that rank 0 has created and
+ *                     waits for it to attach: in MPI_Win_allocate_shared
+ *                     (win) or in the engine's setup at the first allgather
+ *                     (engine): the job must end, leaving nothing in
+ *                     /dev/shm. */
 
+#define _GNU_SOURCE     /* O_TMPFILE */
 #include "mpi.h"
+#include <fcntl.h>
 #include <linux/capability.h>
+#include <stdarg.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -44,6 +53,27 @@
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <unistd.h>
+
+/* shmkill: this process dies as it opens a segment to attach it, named
+ * or through the creator's /proc/PID/fd.  The program's own open()
+ * comes before the C library's for MPICH's calls too. */
+static int die_attaching;
+
+int open(const char *path, int flags, ...)
+{
+    int mode = 0;
+
+    if (flags & (O_CREAT | O_TMPFILE)) {
+        va_list ap;
+        va_start(ap, flags);
+        mode = va_arg(ap, int);
+        va_end(ap);
+    }
+    if (die_attaching && (strstr(path, "mpich_shar_tmp") ||
+                          (strncmp(path, "/proc/", 6) == 0 && strstr(path, "/fd/"))))
+        raise(SIGKILL);
+    return (int) syscall(SYS_openat, AT_FDCWD, path, flags, mode);
+}
 
 static void drop_ptrace_capability(void)
 {
@@ -70,7 +100,17 @@ int main(int argc, char **argv)
     recv = malloc(m * size);
     memset(send, rank + 1, m);
 
-    if (argc > 1 && strcmp(argv[1], "kill") == 0) {
+    if (argc > 3 && strcmp(argv[1], "shmkill") == 0) {
+        die_attaching = rank == 1;
+        if (strcmp(argv[3], "win") == 0) {
+            MPI_Win win;
+            char *base;
+            MPI_Win_allocate_shared(m, 1, MPI_INFO_NULL, MPI_COMM_WORLD, &base, &win);
+            MPI_Win_free(&win);
+        } else
+            MPI_Allgather(send, (int) m, MPI_BYTE, recv, (int) m, MPI_BYTE, MPI_COMM_WORLD);
+        printf("fault: rank %d: attached a segment without rank 1\n", rank);
+    } else if (argc > 1 && strcmp(argv[1], "kill") == 0) {
         for (int i = 0; i < 1000; i++) {
             if (rank == 1 && i == 2)
                 raise(SIGKILL);

@@ -7,16 +7,19 @@
 # median over calls of the slowest process (bench/coll_bench.c), and the
 # summary keeps each one's fastest launch per size and its median launch.
 #
-#   bench/alternate.sh [--rounds N] [--np P] [--min B] [--max B] [--colls LIST] [--out DIR]
+#   bench/alternate.sh [--rounds N] [--np P] [--min B] [--max B] [--step K]
+#                      [--colls LIST] [--nodes N [--rate RATE]] [--out DIR]
 #
-# Defaults: 5 rounds, 2 processes, 1 B to 64 KiB, bcast, allreduce,
-# allgather and reduce; DIR (default bench/results/alternate-local) gets
-# bench.csv, commands.txt and summary.md.  Needs install-ofi and Open MPI
-# (bench/install-peers.sh).
+# Defaults: 5 rounds, 2 processes, 1 B to 64 KiB in steps of 2x, bcast,
+# allreduce, allgather and reduce; DIR (default
+# bench/results/alternate-local) gets bench.csv, commands.txt and
+# summary.md.  --nodes N runs both on N emulated nodes of P processes each
+# (bench/cluster.sh, NICs at RATE, default 1gbit; as root), else on this
+# one.  Needs install-ofi and Open MPI (bench/install-peers.sh).
 set -eu
 top=$(cd "$(dirname "$0")/.." && pwd)
 . "$top/maint/topo-common.sh"
-rounds=5 np=2 min=1 max=65536 colls=bcast,allreduce,allgather,reduce
+rounds=5 np=2 min=1 max=65536 step=2 colls=bcast,allreduce,allgather,reduce nodes=1 rate=1gbit
 out=$top/bench/results/alternate-local
 cmdline="bench/alternate.sh $*"
 while [ $# -gt 0 ]; do
@@ -25,6 +28,9 @@ while [ $# -gt 0 ]; do
         --np) np=$2; shift ;;
         --min) min=$2; shift ;;
         --max) max=$2; shift ;;
+        --step) step=$2; shift ;;
+        --nodes) nodes=$2; shift ;;
+        --rate) rate=$2; shift ;;
         --colls) colls=$2; shift ;;
         --out) out=$2; shift ;;
         -h|--help) sed -n '2,/^[^#]/s/^# \{0,1\}//p' "$0"; exit 0 ;;
@@ -40,9 +46,19 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 "$prefix/bin/mpicc" -O2 -std=c99 -o "$tmp/coll_bench" "$top/bench/coll_bench.c"
 mpicc.openmpi -O2 -std=c99 -o "$tmp/coll_bench-openmpi" "$top/bench/coll_bench.c"
-a=(-c "$colls" -a default -m "$min" -M "$max" -s 2 -i 2000 -T 0.2 -R 3 -v)
-ours=(env FI_PROVIDER=tcp "$prefix/bin/mpiexec" -n "$np" -bind-to core "$tmp/coll_bench" -l mpich-topo "${a[@]}")
-peer=(mpirun.openmpi --allow-run-as-root -n "$np" --bind-to core "$tmp/coll_bench-openmpi" -l openmpi "${a[@]}")
+a=(-c "$colls" -a default -m "$min" -M "$max" -s "$step" -i 2000 -T 0.2 -R 3 -v)
+if [ "$nodes" = 1 ]; then
+    ours=(env FI_PROVIDER=tcp "$prefix/bin/mpiexec" -n "$np" -bind-to core)
+    peer=(mpirun.openmpi --allow-run-as-root -n "$np" --bind-to core)
+else
+    # each launch gets its own cluster; both wait alike when oversubscribed
+    cl=(bash "$top/bench/cluster.sh" --nodes "$nodes" --ppn "$np" --rate "$rate" --quiet
+        --prefix "$prefix")
+    ours=("${cl[@]}" mpiexec -n $((nodes * np)) -bind-to core)
+    peer=("${cl[@]}" mpirun -n $((nodes * np)) --bind-to core)
+fi
+ours+=("$tmp/coll_bench" -l mpich-topo "${a[@]}")
+peer+=("$tmp/coll_bench-openmpi" -l openmpi "${a[@]}")
 { echo "${ours[*]}"; echo "${peer[*]}"; } | sed "s|$tmp/|\$TMP/|g; s|$top/||g" >"$out/commands.txt"
 csv=$out/bench.csv
 echo "round,label,collective,placement,nprocs,bytes,iterations,min_us,avg_us,max_us,errors,algorithm,nodes,ppn,cache,med_us,tcp_retrans,net_bytes,net_bound,node_net_bytes,node_net_bound,status" >"$csv"

@@ -54,24 +54,31 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-/* shmkill: this process dies as it opens a segment to attach it, named
- * or through the creator's /proc/PID/fd.  The program's own open()
- * comes before the C library's for MPICH's calls too. */
+/* shmkill: this process dies as it opens a segment of MPICH's to attach
+ * it: a named one, or a nameless one through its creator's /proc/PID/fd
+ * (an O_TMPFILE file in /dev/shm; UCX's own segments are not).  The
+ * program's own open() comes before the C library's for MPICH's calls. */
 static int die_attaching;
 
 int open(const char *path, int flags, ...)
 {
     int mode = 0;
 
-    if (flags & (O_CREAT | O_TMPFILE)) {
+    if ((flags & O_CREAT) || (flags & O_TMPFILE) == O_TMPFILE) {
         va_list ap;
         va_start(ap, flags);
         mode = va_arg(ap, int);
         va_end(ap);
     }
-    if (die_attaching && (strstr(path, "mpich_shar_tmp") ||
-                          (strncmp(path, "/proc/", 6) == 0 && strstr(path, "/fd/"))))
-        raise(SIGKILL);
+    if (die_attaching) {
+        char target[256] = "";
+        if (strncmp(path, "/proc/", 6) == 0 && strstr(path, "/fd/"))
+            (void) readlink(path, target, sizeof(target) - 1);
+        if (strstr(path, "mpich_shar_tmp") || strncmp(target, "/dev/shm/#", 10) == 0) {
+            fprintf(stderr, "fault: rank 1 dies opening %s\n", path);
+            raise(SIGKILL);
+        }
+    }
     return (int) syscall(SYS_openat, AT_FDCWD, path, flags, mode);
 }
 

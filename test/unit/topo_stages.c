@@ -2,13 +2,14 @@
  * Copyright (C) by the mpich-topo authors. See COPYRIGHT in top-level directory.
  */
 
-/* What the engine's allreduce and bcast do at each level of a given machine, without
- * MPI: the leader layout it builds (groups and leaders per node) and, for one
- * call of BYTES bytes per process, the bytes each process reduces at each
- * stage within a node, one level (flat) against two
- * (MPIR_CVAR_TOPO_NODE_LEVELS=2), the reads that cross groups (NUMA
- * domains or packages) on each node, in the reduction and on the way out,
- * what each leader carries across nodes and what every process copies out.
+/* What the engine's allreduce, bcast and allgather do at each level of a
+ * given machine, without MPI: the leader layout it builds (groups and
+ * leaders per node) and, for one call of BYTES bytes per process, the
+ * bytes each process reduces at each stage within a node, one level
+ * (flat) against two (MPIR_CVAR_TOPO_NODE_LEVELS=2), the reads that cross
+ * groups (NUMA domains or packages) on each node, in the reduction, on the
+ * way out, in bcast and in allgather (one node), what each leader carries
+ * across nodes and what every process copies out.
  *
  *   make -C test/unit topo_stages
  *   test/unit/topo_stages TOPOLOGY NODES PPN [BYTES [block|cyclic]]
@@ -136,6 +137,19 @@ int main(int argc, char **argv)
         printf("  %-34s %14lld %14lld\n", "bcast, read across groups, node",
                (long long) (L - (l->group_start[n * k + 1] - l->group_start[n * k])) * m,
                (long long) (k - 1) * m);
+        /* allgather (segment mode, one node): one level, every process
+         * reads the other groups' blocks where they arrived; two, each
+         * group's leader copies them into its group's area once */
+        if (nnodes == 1) {
+            long long ag_flat = 0, ag_two = 0;
+            for (int g = 0; g < k; g++) {
+                int gs = l->group_start[g + 1] - l->group_start[g];
+                ag_flat += (long long) gs * (L - gs) * m;
+                ag_two += (long long) (L - gs) * m;
+            }
+            printf("  %-34s %14lld %14lld\n", "allgather, read across groups", ag_flat,
+                   ag_two);
+        }
         printf("  MPIR_CVAR_TOPO_NODE_LEVELS=0 (default) takes %s here\n",
                levels == 2 ? "two levels" : "one level");
     }

@@ -54,12 +54,23 @@ cvars:
  * its receive buffer, and the others read each arriving node portion from
  * the leader's buffer (and their own node's blocks from their owners).
  *
+ * topo_pipeline, two levels (segment mode within one node,
+ * MPIR_CVAR_TOPO_NODE_LEVELS): a round takes a (k+1)-th of a slot; blocks
+ * arrive in area 0, and the leader of each group g copies the other
+ * groups' blocks of the round into its group's own area 1+g (the same
+ * area every round, so that its first touch keeps those pages in g's
+ * domain) and raises its copied counter.  Its members read their own
+ * group's blocks from area 0 and the rest from area 1+g, and wait on
+ * their own group and their leader only.
+ *
  * Cost, m bytes per process, N nodes of L processes, k leaders per node,
  * p = N.L: every process copies m in and p.m out (segment mode; direct
  * mode reads the same bytes once, with no copy in); a group leader's ring
  * takes (N-1).alpha + (N-1).(L/k).m.beta on the network, the lower bound
  * of a node's traffic split over its k leaders; rounds overlap the ring of
- * one with the copies of the next.
+ * one with the copies of the next.  Two levels (one node, groups of L/k):
+ * each leader copies (L - L/k).m more, and the bytes read across domains
+ * fall from L.(L - L/k).m to k.(L - L/k).m; rounds are k+1 times smaller.
  *
  * Timeline, segment mode, N = 3 nodes, one leader each; round r moves
  * slot_size/p bytes of every process's block, in slot r % 2:
@@ -103,6 +114,57 @@ static int allgather_cells(MPIDI_Topo_engine_t * e, const MPIDI_Topo_tbuf_t * sb
     return MPIDI_Topo_check_node(e, mpi_errno_ret, errflag);
 }
 
+/* Two levels within one node: the bytes of an area of the slot (whole
+ * pages), the most a round may take; 0 (one level, rounds of a whole
+ * slot) where two levels are off, the communicator spans nodes, or a
+ * process' share of an area would be under 1 KiB. */
+static MPI_Aint two_level_area(MPIDI_Topo_engine_t * e, int p)
+{
+    MPI_Aint area;
+
+    if (e->nnodes > 1 || e->k < 2 ||
+        MPIR_Topo_node_levels(e->local_size, e->k, MPIR_CVAR_TOPO_NODE_LEVELS) != 2)
+        return 0;
+    area = ((MPI_Aint) e->slot_size / (e->k + 1)) & ~(MPI_Aint) 4095;
+    return area / p >= 1024 ? area : 0;
+}
+
+/* Round r's copy out in two levels (one node): group g's leader copies the
+ * other groups' blocks from area 0 into area 1+g; everyone reads its own
+ * group's blocks from area 0 and the others from area 1+g. */
+static int copy_out_two_level(MPIDI_Topo_engine_t * e, const MPIDI_Topo_tbuf_t * rb,
+                              char *slot, MPI_Aint area, uint64_t r, MPI_Aint m, MPI_Aint off,
+                              MPI_Aint len, MPIR_Errflag_t * errflag)
+{
+    int mpi_errno = MPI_SUCCESS, mpi_errno_ret = MPI_SUCCESS;
+    const MPIR_Topo_layout_t *l = e->layout;
+    int g = e->group, k = e->k, stager = e->leader_local[g];
+    char *mine = slot + (1 + g) * area;
+
+    if (e->local_rank == stager) {
+        for (int grp = 0; grp < k; grp++) {
+            int lo = l->group_start[grp], hi = l->group_start[grp + 1];
+            if (grp == g)
+                continue;
+            MPIDI_TOPO_WAIT_ALL(e, arrive, e->group_lo[grp], e->group_lo[grp + 1], r);
+            memcpy(mine + lo * len, slot + lo * len, (hi - lo) * len);
+            MPIDI_TOPO_SHARED_DEFINED(mine + lo * len, (hi - lo) * len);
+        }
+        MPL_atomic_release_store_uint64(&MPIDI_TOPO_CTRL(e, stager)->copied, r);
+        MPIDI_TOPO_EVENT(e, "staged", 0, 0);
+    }
+    MPIDI_TOPO_WAIT_ALL(e, arrive, e->group_lo[g], e->group_lo[g + 1], r);
+    if (e->local_rank != stager)
+        MPIDI_TOPO_WAIT_GE(e, &MPIDI_TOPO_CTRL(e, stager)->copied, r);
+    for (int pos = 0; pos < l->group_start[k]; pos++) {
+        int own = pos >= l->group_start[g] && pos < l->group_start[g + 1];
+        mpi_errno = MPIDI_Topo_tbuf_unpack(rb, (MPI_Aint) l->order[pos] * m + off,
+                                           (own ? slot : mine) + pos * len, len);
+        MPIDI_TOPO_LOCAL_ERR(e, mpi_errno, mpi_errno_ret, errflag);
+    }
+    return mpi_errno_ret;
+}
+
 static int allgather_segment(MPIDI_Topo_engine_t * e, const MPIDI_Topo_tbuf_t * sb,
                              const MPIDI_Topo_tbuf_t * rb, MPI_Aint m,
                              MPIDI_Topo_leader_step_t leader_step, MPIR_Comm * comm,
@@ -112,7 +174,9 @@ static int allgather_segment(MPIDI_Topo_engine_t * e, const MPIDI_Topo_tbuf_t * 
     const MPIR_Topo_layout_t *l = e->layout;
     int p = comm->local_size, nn = e->nnodes, k = e->k, n = e->node, g = e->group;
     int nlocal = e->local_size, mypos = l->pos[comm->rank];
-    MPI_Aint per_round = (MPI_Aint) (e->slot_size / p), nrounds = (m + per_round - 1) / per_round;
+    MPI_Aint area = two_level_area(e, p);
+    MPI_Aint per_round = (area ? area : (MPI_Aint) e->slot_size) / p;
+    MPI_Aint nrounds = (m + per_round - 1) / per_round;
     uint64_t base;
     MPIDI_Topo_ctrl_t *me = MPIDI_TOPO_CTRL(e, e->local_rank);
     MPI_Aint *counts = NULL, *displs = NULL;
@@ -174,11 +238,19 @@ static int allgather_segment(MPIDI_Topo_engine_t * e, const MPIDI_Topo_tbuf_t * 
             }
         }
 
-        /* copy out node portions in the order the ring brings them; this
-         * node's own as soon as its processes have arrived (waiting for the
-         * leaders to relay that would cost a second hop) */
-        MPIDI_TOPO_WAIT_ALL(e, arrive, 0, nlocal, r);
-        for (int s = 1; s <= nn; s++) {
+        if (area) {
+            mpi_errno = copy_out_two_level(e, rb, slot, area, r, m, off, len, errflag);
+            if (mpi_errno)
+                MPIR_ERR_ADD(mpi_errno_ret, mpi_errno);
+            mpi_errno = MPI_SUCCESS;
+        } else {
+            /* copy out node portions in the order the ring brings them;
+             * this node's own as soon as its processes have arrived
+             * (waiting for the leaders to relay that would cost a second
+             * hop) */
+            MPIDI_TOPO_WAIT_ALL(e, arrive, 0, nlocal, r);
+        }
+        for (int s = 1; s <= nn && !area; s++) {
             int x = (n - s + 1 + nn) % nn;
             for (int grp = 0; grp < k; grp++) {
                 MPIDI_Topo_ctrl_t *leader_ctrl = MPIDI_TOPO_CTRL(e, e->leader_local[grp]);

@@ -29,7 +29,10 @@ cvars:
         2 makes the leader of each group other than the one a chunk arrives
         in copy it into its group's own area, from which its members copy
         it out (decided from the largest node, so that all nodes cut the
-        message alike). 0 (default): 2 on nodes of at least 16 processes
+        message alike). In allgather topo_pipeline (segment mode, within
+        one node), 2 makes each group's leader copy the other groups'
+        blocks into its group's own area, from which its members read
+        them. 0 (default): 2 on nodes of at least 16 processes
         in 2 or more groups, 1 otherwise; values above 2 count as 2, below
         0 as 0.
 

@@ -114,19 +114,33 @@ static int allgather_cells(MPIDI_Topo_engine_t * e, const MPIDI_Topo_tbuf_t * sb
     return MPIDI_Topo_check_node(e, mpi_errno_ret, errflag);
 }
 
-/* Two levels within one node: the bytes of an area of the slot (whole
- * pages), the most a round may take; 0 (one level, rounds of a whole
- * slot) where two levels are off, the communicator spans nodes, or a
- * process' share of an area would be under 1 KiB. */
-static MPI_Aint two_level_area(MPIDI_Topo_engine_t * e, int p)
+/* Round r's copy out in one level: node portions in the order the ring
+ * brings them; this node's own as soon as its processes have arrived
+ * (waiting for the leaders to relay that would cost a second hop). */
+static int copy_out_flat(MPIDI_Topo_engine_t * e, const MPIDI_Topo_tbuf_t * rb, char *slot,
+                         uint64_t r, MPI_Aint m, MPI_Aint off, MPI_Aint len,
+                         MPIR_Errflag_t * errflag)
 {
-    MPI_Aint area;
+    int mpi_errno = MPI_SUCCESS, mpi_errno_ret = MPI_SUCCESS;
+    const MPIR_Topo_layout_t *l = e->layout;
+    int nn = e->nnodes, k = e->k, n = e->node;
 
-    if (e->nnodes > 1 || e->k < 2 ||
-        MPIR_Topo_node_levels(e->local_size, e->k, MPIR_CVAR_TOPO_NODE_LEVELS) != 2)
-        return 0;
-    area = ((MPI_Aint) e->slot_size / (e->k + 1)) & ~(MPI_Aint) 4095;
-    return area / p >= 1024 ? area : 0;
+    MPIDI_TOPO_WAIT_ALL(e, arrive, 0, e->local_size, r);
+    for (int s = 1; s <= nn; s++) {
+        int x = (n - s + 1 + nn) % nn;
+        for (int grp = 0; grp < k; grp++) {
+            MPIDI_Topo_ctrl_t *leader_ctrl = MPIDI_TOPO_CTRL(e, e->leader_local[grp]);
+            int hi = l->group_start[x * k + grp + 1];
+            if (s > 1)
+                MPIDI_TOPO_WAIT_GE(e, &leader_ctrl->avail, MPIDI_TOPO_PROG(r, s));
+            for (int pos = l->group_start[x * k + grp]; pos < hi; pos++) {
+                mpi_errno = MPIDI_Topo_tbuf_unpack(rb, (MPI_Aint) l->order[pos] * m + off,
+                                                   slot + pos * len, len);
+                MPIDI_TOPO_LOCAL_ERR(e, mpi_errno, mpi_errno_ret, errflag);
+            }
+        }
+    }
+    return mpi_errno_ret;
 }
 
 /* Round r's copy out in two levels (one node): group g's leader copies the
@@ -174,7 +188,8 @@ static int allgather_segment(MPIDI_Topo_engine_t * e, const MPIDI_Topo_tbuf_t * 
     const MPIR_Topo_layout_t *l = e->layout;
     int p = comm->local_size, nn = e->nnodes, k = e->k, n = e->node, g = e->group;
     int nlocal = e->local_size, mypos = l->pos[comm->rank];
-    MPI_Aint area = two_level_area(e, p);
+    /* two levels on one node, while a process' share of an area is 1 KiB+ */
+    MPI_Aint area = nn > 1 ? 0 : MPIDI_Topo_level_area(e, 1024 * (MPI_Aint) p);
     MPI_Aint per_round = (area ? area : (MPI_Aint) e->slot_size) / p;
     MPI_Aint nrounds = (m + per_round - 1) / per_round;
     uint64_t base;
@@ -238,32 +253,13 @@ static int allgather_segment(MPIDI_Topo_engine_t * e, const MPIDI_Topo_tbuf_t * 
             }
         }
 
-        if (area) {
+        if (area)
             mpi_errno = copy_out_two_level(e, rb, slot, area, r, m, off, len, errflag);
-            if (mpi_errno)
-                MPIR_ERR_ADD(mpi_errno_ret, mpi_errno);
-            mpi_errno = MPI_SUCCESS;
-        } else {
-            /* copy out node portions in the order the ring brings them;
-             * this node's own as soon as its processes have arrived
-             * (waiting for the leaders to relay that would cost a second
-             * hop) */
-            MPIDI_TOPO_WAIT_ALL(e, arrive, 0, nlocal, r);
-        }
-        for (int s = 1; s <= nn && !area; s++) {
-            int x = (n - s + 1 + nn) % nn;
-            for (int grp = 0; grp < k; grp++) {
-                MPIDI_Topo_ctrl_t *leader_ctrl = MPIDI_TOPO_CTRL(e, e->leader_local[grp]);
-                int hi = l->group_start[x * k + grp + 1];
-                if (s > 1)
-                    MPIDI_TOPO_WAIT_GE(e, &leader_ctrl->avail, MPIDI_TOPO_PROG(r, s));
-                for (int pos = l->group_start[x * k + grp]; pos < hi; pos++) {
-                    mpi_errno = MPIDI_Topo_tbuf_unpack(rb, (MPI_Aint) l->order[pos] * m + off,
-                                                       slot + pos * len, len);
-                    MPIDI_TOPO_LOCAL_ERR(e, mpi_errno, mpi_errno_ret, errflag);
-                }
-            }
-        }
+        else
+            mpi_errno = copy_out_flat(e, rb, slot, r, m, off, len, errflag);
+        if (mpi_errno)
+            MPIR_ERR_ADD(mpi_errno_ret, mpi_errno);
+        mpi_errno = MPI_SUCCESS;
         MPL_atomic_release_store_uint64(&me->done, r);
         MPIDI_TOPO_EVENT(e, "out", i, 0);
     }

@@ -89,7 +89,7 @@ cvars:
  *    at most a (k+1)-th of a slot; the leader of each group whose domain
  *    the chunk did not arrive in (the root's group on its node, the
  *    chunk's leader's group elsewhere) copies it into its group's own area
- *    of the slot (two_level_area) and raises its copied counter, and its
+ *    of the slot (MPIDI_Topo_level_area) and raises its copied counter, and its
  *    members copy out from there, waiting on their leader only.
  *
  * Cost, n bytes in chunks of c, N nodes of L processes, k leaders per
@@ -189,25 +189,6 @@ static int leader_plan(MPIDI_Topo_engine_t * e, MPI_Aint m, MPI_Aint slot, MPI_A
     return node_plan(e->nnodes, m, slot, (nslots + e->k - 1) / e->k, chunk, &cost);
 }
 
-/* Two levels within the node (MPIR_CVAR_TOPO_NODE_LEVELS) in segment mode:
- * decided from the largest node, so that every node cuts the message into
- * the same chunks.  The slot is then k + 1 areas of whole pages: chunks
- * arrive in area 0, and group g keeps its copy in area 1 + g, always the
- * same, so that its leader's first touch puts those pages in its domain.
- * Returns the bytes of an area, the most a chunk may take; 0 (one level,
- * chunks of a whole slot) where two levels are off or areas would be
- * smaller than MPIDI_TOPO_BCAST_MIN_CHUNK. */
-static MPI_Aint two_level_area(MPIDI_Topo_engine_t * e)
-{
-    MPI_Aint area;
-
-    if (e->k < 2 ||
-        MPIR_Topo_node_levels(e->max_local_size, e->k, MPIR_CVAR_TOPO_NODE_LEVELS) != 2)
-        return 0;
-    area = ((MPI_Aint) e->slot_size / (e->k + 1)) & ~(MPI_Aint) 4095;
-    return area >= MPIDI_TOPO_BCAST_MIN_CHUNK ? area : 0;
-}
-
 /* the group of local process i */
 static int group_of(MPIDI_Topo_engine_t * e, int i)
 {
@@ -254,7 +235,7 @@ static int bcast_segment(MPIDI_Topo_engine_t * e, const MPIDI_Topo_tbuf_t * tb, 
     int parent = -1, nchildren = 0, children[32];
     int nlocal = e->local_size, k = e->k;
     MPI_Aint chunk, nchunks;
-    MPI_Aint area = two_level_area(e);
+    MPI_Aint area = MPIDI_Topo_level_area(e, MPIDI_TOPO_BCAST_MIN_CHUNK);
     int chain = leader_plan(e, m, area ? area : (MPI_Aint) e->slot_size, &chunk);
     /* the group whose domain a chunk arrives in on the root's node */
     int root_group = e->node == root_node ? group_of(e, root_local) : -1;

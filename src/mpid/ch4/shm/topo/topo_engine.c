@@ -214,6 +214,17 @@ int MPIDI_Topo_waitall(MPIDI_Topo_engine_t * e, int n, MPIR_Request ** reqs,
     return mpi_errno_ret;
 }
 
+MPI_Aint MPIDI_Topo_level_area(MPIDI_Topo_engine_t * e, MPI_Aint min)
+{
+    MPI_Aint area;
+
+    if (e->k < 2 ||
+        MPIR_Topo_node_levels(e->max_local_size, e->k, MPIR_CVAR_TOPO_NODE_LEVELS) != 2)
+        return 0;
+    area = ((MPI_Aint) e->slot_size / (e->k + 1)) & ~(MPI_Aint) 4095;
+    return area >= min ? area : 0;
+}
+
 int MPIDI_Topo_rounds(MPIDI_Topo_engine_t * e, uint64_t n, uint64_t * base,
                       MPIR_Errflag_t * errflag)
 {

@@ -165,6 +165,15 @@ int MPIDI_Topo_engine_get(MPIR_Comm * comm, MPIDI_Topo_engine_t ** e, const char
 int MPIDI_Topo_rounds(MPIDI_Topo_engine_t * e, uint64_t n, uint64_t * base,
                       MPIR_Errflag_t * errflag);
 
+/* Two levels within the node (MPIR_CVAR_TOPO_NODE_LEVELS) in segment mode
+ * cut a slot into k + 1 areas of whole pages: data meet in area 0, and
+ * group g keeps its copy in area 1 + g, always the same, so that its
+ * leader's first touch puts those pages in its domain.  Decided from the
+ * largest node, so that every node cuts messages alike.  Returns an area's
+ * bytes, or 0 (one level, whole slots) where two levels are off or an area
+ * would be under min bytes. */
+MPI_Aint MPIDI_Topo_level_area(MPIDI_Topo_engine_t * e, MPI_Aint min);
+
 /* Waiting loops spin on a flag; every poll_mask + 1 spins they let the
  * netmod progress (other operations of this process may need it, and
  * leaders' own network steps do) and other threads into MPICH, and every

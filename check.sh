@@ -169,8 +169,11 @@ run_device() {      # device
     fi
     # the emulated cluster: 2 network namespaces x 2 processes started by
     # Hydra, shaped NICs, every result validated, per-node NIC counters
+    # (ucx: only the two-NIC checks, its per-process interface choice)
     if [ "$dev" = ofi ]; then
         tap_script "ch4:$dev cluster" "$builddir/cluster.log" "$top/test/system/cluster.sh" "$prefix" "$dev"
+    else
+        tap_script "ch4:$dev cluster" "$builddir/cluster.log" "$top/test/system/cluster.sh" "$prefix" "$dev" rails
     fi
     # MPI_COMM_TYPE_HW_GUIDED against hwloc's own answer
     tap_script "ch4:$dev split" "$builddir/split.log" "$top/test/system/split.sh" "$prefix" "$dev"

@@ -254,8 +254,9 @@ read_counters() {       # -> "tx rx" per node and NIC, one line each
 # memory between namespaces of one kernel (they would see one machine)
 envs=(CLUSTER_HOSTS="$list" CLUSTER_RSH="$work/rsh" FI_PROVIDER=tcp UCX_TLS=tcp,self
     HOME="${HOME:-/root}")
-# one NIC: only eth0 (not lo); rails: libfabric lists every interface, and
-# each process picks its own (MPIR_CVAR_TOPO_NEAREST_NIC); UCX gets them all
+# one NIC: only eth0 (not lo); rails: libfabric lists every interface and
+# UCX gets them all, and each process picks its own nearest
+# (MPIR_CVAR_TOPO_NEAREST_NIC)
 if [ "$rails" = 1 ]; then
     envs+=(FI_TCP_IFACE=eth0 UCX_NET_DEVICES=eth0)
 else

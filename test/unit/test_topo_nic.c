@@ -124,6 +124,65 @@ static void netdev_group(void)
     tu_end();
 }
 
+/* which interfaces are as near as the nearest, and the UCX_NET_DEVICES
+ * value that leaves the others out */
+static void net_devices_group(void)
+{
+    hwloc_topology_t t;
+    const char *three[] = { "hsn0", "hsn1", "eth9" }, *same_pkg[] = { "ib0", "mlx5_0" };
+    const char *unknown[] = { "lo", "eth9" }, *names[] = { "eth0", "eth1", "eth2" };
+    int near[3], i, got, far1[] = { 1, 0, 1 }, far02[] = { 0, 1, 0 }, none[] = { 1, 1, 1 };
+    char buf[64];
+
+    tu_begin("nic: interfaces as near as the nearest, UCX device lists");
+    t = tu_xml(NIC_BOTH);
+    for (i = 0; i < 8; i++) {
+        hwloc_obj_t c = hwloc_get_obj_by_type(t, HWLOC_OBJ_CORE, i);
+        got = MPIR_Topo_nearest_netdevs(t, c->cpuset, three, 3, near);
+        CHECK(got == i / 4 && near[0] == (i < 4) && near[1] == (i >= 4) && near[2] == 0,
+              "core %d of {hsn0, hsn1, eth9}: %d, near %d %d %d", i, got, near[0], near[1],
+              near[2]);
+        got = MPIR_Topo_nearest_netdevs(t, c->cpuset, unknown, 2, near);
+        CHECK(got == 0 && near[0] && near[1], "core %d, no name known: all as near (%d %d)", i,
+              near[0], near[1]);
+    }
+    got = MPIR_Topo_nearest_netdevs(t, NULL, three, 3, near);
+    CHECK(got == 0 && near[0] && near[1] && near[2], "unbound: all as near (%d %d %d)", near[0],
+          near[1], near[2]);
+    hwloc_topology_destroy(t);
+    t = tu_xml(NIC_PACK0);
+    for (i = 0; i < 8; i++) {
+        hwloc_obj_t c = hwloc_get_obj_by_type(t, HWLOC_OBJ_CORE, i);
+        MPIR_Topo_nearest_netdevs(t, c->cpuset, same_pkg, 2, near);
+        CHECK(near[0] && near[1], "core %d, both NICs on package 0: both near (%d %d)", i,
+              near[0], near[1]);
+    }
+    hwloc_topology_destroy(t);
+
+    /* no variable, "all", or exclusions: UCX's "^" with the far ones added */
+    got = MPIR_Topo_net_devices_value(NULL, names, far1, 3, buf, sizeof(buf));
+    CHECK(got && !strcmp(buf, "^eth1"), "unset: %d '%s'", got, buf);
+    got = MPIR_Topo_net_devices_value("all", names, far02, 3, buf, sizeof(buf));
+    CHECK(got && !strcmp(buf, "^eth0,eth2"), "all: %d '%s'", got, buf);
+    got = MPIR_Topo_net_devices_value("^ib9", names, far1, 3, buf, sizeof(buf));
+    CHECK(got && !strcmp(buf, "^ib9,eth1"), "user exclusions kept: %d '%s'", got, buf);
+    /* a list is narrowed, devices that are no interface of ours kept */
+    got = MPIR_Topo_net_devices_value("mlx5_0:1,eth0,eth1,eth2", names, far1, 3, buf,
+                                      sizeof(buf));
+    CHECK(got && !strcmp(buf, "mlx5_0:1,eth0,eth2"), "list narrowed: %d '%s'", got, buf);
+    got = MPIR_Topo_net_devices_value("eth1,,eth10,eth0", names, far02, 3, buf, sizeof(buf));
+    CHECK(got && !strcmp(buf, "eth1,eth10"), "no prefix match, empty items dropped: %d '%s'", got,
+          buf);
+    /* nothing far, or no room: leave UCX's choice */
+    got = MPIR_Topo_net_devices_value(NULL, names, none, 3, buf, sizeof(buf));
+    CHECK(!got, "nothing far: %d", got);
+    got = MPIR_Topo_net_devices_value(NULL, names, far02, 3, buf, 6);
+    CHECK(!got, "value too long for the buffer: %d", got);
+    CHECK(MPIR_Topo_listed("eth0,eth1", "eth1") && !MPIR_Topo_listed("eth0,eth10", "eth1") &&
+          !MPIR_Topo_listed(NULL, "eth1") && !MPIR_Topo_listed("", "eth1"), "listed");
+    tu_end();
+}
+
 /* nodes of type pack0/both/none, ranks shuffled over all cores */
 static void tree_ring_group(void)
 {
@@ -189,6 +248,7 @@ int main(void)
 {
     loc_group();
     netdev_group();
+    net_devices_group();
     tree_ring_group();
     return tu_exit();
 }

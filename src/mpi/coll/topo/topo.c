@@ -6,6 +6,8 @@
 #include "topo.h"
 #include "topo_hooks.h"
 #include "csel_topo.h"
+#include <ifaddrs.h>
+#include <net/if.h>
 
 /*
 === BEGIN_MPI_T_CVAR_INFO_BLOCK ===
@@ -57,10 +59,17 @@ cvars:
         rather than the first one listed, so that the leaders of the node's
         packages send through their own NICs (NUIOA multirail).  Names hwloc
         does not know count as farthest; unbound processes keep the first.
-        Every node must reach the interfaces that win (as on a cluster whose
-        nodes all sit on every rail); 0 keeps libfabric's first for all.
-        NICs that libfabric locates on PCI go through MPICH's own multi-NIC
-        choice (MPIR_CVAR_CH4_OFI_MAX_NICS), which also prefers near ones.
+        With UCX, whose tcp transport uses every interface that is up and
+        sends through the same one from every process, each process leaves
+        the interfaces farther from it than its nearest out of
+        UCX_NET_DEVICES (of those of the fastest link speed; a list the user
+        set is narrowed, never widened; InfiniBand and other devices that
+        are not network interfaces are never touched: UCX places those
+        itself).  Every node must reach the interfaces that win (as on a
+        cluster whose nodes all sit on every rail); 0 keeps the netmod's own
+        choice.  NICs that libfabric locates on PCI go through MPICH's own
+        multi-NIC choice (MPIR_CVAR_CH4_OFI_MAX_NICS), which also prefers
+        near ones.
 
 === END_MPI_T_CVAR_INFO_BLOCK ===
 */
@@ -75,20 +84,94 @@ void MPIR_Topo_note_netdev(const char *name)
         MPL_strncpy(netdev_used, name, sizeof(netdev_used));
 }
 
-int MPIR_Topo_pick_netdev(const char *const *names, int n)
+/* index of the nearest of names to this process (MPIR_CVAR_TOPO_NEAREST_NIC),
+ * near[i] 1 for every one as near (may be NULL); 0 and all near where
+ * that is off or not known */
+static int nearest_netdevs(const char *const *names, int n, int *near)
 {
-    int i = 0;
 #ifdef HAVE_HWLOC
     void *topology = NULL;
     const void *binding = NULL;
 
     if (MPIR_CVAR_TOPO_NEAREST_NIC && MPIR_hwtopo_get_hwloc(&topology, &binding) && topology)
-        i = MPIR_Topo_nearest_netdev((hwloc_topology_t) topology, (hwloc_const_cpuset_t) binding,
-                                     names, n);
+        return MPIR_Topo_nearest_netdevs((hwloc_topology_t) topology,
+                                         (hwloc_const_cpuset_t) binding, names, n, near);
 #endif
+    for (int i = 0; near && i < n; i++)
+        near[i] = 1;
+    return 0;
+}
+
+int MPIR_Topo_pick_netdev(const char *const *names, int n)
+{
+    int i = nearest_netdevs(names, n, NULL);
+
     if (n > 0)
         MPIR_Topo_note_netdev(names[i]);
     return i;
+}
+
+long MPIR_Topo_link_speed(const char *ifname)
+{
+    char path[96];
+    long speed = -1;
+    FILE *f;
+
+    snprintf(path, sizeof(path), "/sys/class/net/%s/speed", ifname);
+    f = fopen(path, "r");
+    if (f) {
+        if (fscanf(f, "%ld", &speed) != 1)
+            speed = -1;
+        fclose(f);
+    }
+    return speed;
+}
+
+#define TOPO_MAX_IFACES 64
+
+const char *MPIR_Topo_ucx_net_devices(const char *user)
+{
+    static char value[1024];
+    char ifname[TOPO_MAX_IFACES][IF_NAMESIZE];
+    const char *names[TOPO_MAX_IFACES];
+    long speed[TOPO_MAX_IFACES], fastest = -1;
+    int near[TOPO_MAX_IFACES], n = 0, nfast = 0, pick;
+    int only = user && *user && strcmp(user, "all") && user[0] != '^';
+    struct ifaddrs *ifs, *ifa;
+
+    if (!MPIR_CVAR_TOPO_NEAREST_NIC || getifaddrs(&ifs) != 0)
+        return NULL;
+    /* the interfaces UCX's tcp transport would use */
+    for (ifa = ifs; ifa && n < TOPO_MAX_IFACES; ifa = ifa->ifa_next) {
+        int dup = 0;
+        if (!ifa->ifa_addr || (ifa->ifa_addr->sa_family != AF_INET &&
+                               ifa->ifa_addr->sa_family != AF_INET6) ||
+            !(ifa->ifa_flags & IFF_UP) || !(ifa->ifa_flags & IFF_RUNNING) ||
+            (ifa->ifa_flags & IFF_LOOPBACK) || strlen(ifa->ifa_name) >= IF_NAMESIZE)
+            continue;
+        if (only ? !MPIR_Topo_listed(user, ifa->ifa_name) :
+            (user && user[0] == '^' && MPIR_Topo_listed(user + 1, ifa->ifa_name)))
+            continue;
+        for (int i = 0; i < n; i++)
+            dup |= !strcmp(ifname[i], ifa->ifa_name);
+        if (dup)
+            continue;
+        MPL_strncpy(ifname[n], ifa->ifa_name, IF_NAMESIZE);
+        speed[n] = MPIR_Topo_link_speed(ifname[n]);
+        fastest = MPL_MAX(fastest, speed[n]);
+        n++;
+    }
+    freeifaddrs(ifs);
+    /* only the fastest compete: a slower network never replaces them */
+    for (int i = 0; i < n; i++)
+        if (speed[i] == fastest)
+            names[nfast++] = ifname[i];
+    if (nfast < 2)
+        return NULL;
+    pick = nearest_netdevs(names, nfast, near);
+    MPIR_Topo_note_netdev(names[pick]);
+    return MPIR_Topo_net_devices_value(user, names, near, nfast, value, sizeof(value)) ?
+        value : NULL;
 }
 
 /* Number of ints a location takes on the wire. */

@@ -136,13 +136,16 @@ static int netdev_depth(hwloc_topology_t topo, hwloc_obj_t bound, const char *na
     return anc ? anc->depth : -1;
 }
 
-int MPIR_Topo_nearest_netdev(hwloc_topology_t topo, hwloc_const_cpuset_t binding,
-                             const char *const *names, int n)
+int MPIR_Topo_nearest_netdevs(hwloc_topology_t topo, hwloc_const_cpuset_t binding,
+                              const char *const *names, int n, int *nearest)
 {
     hwloc_const_cpuset_t topo_set;
-    hwloc_obj_t bound;
-    int best = 0, best_depth;
+    hwloc_obj_t bound = NULL;
+    int best = 0, best_depth = -1;
 
+    if (nearest)
+        for (int i = 0; i < n; i++)
+            nearest[i] = 1;
     if (topo == NULL || names == NULL || n < 2 || binding == NULL || hwloc_bitmap_iszero(binding))
         return 0;
     topo_set = hwloc_topology_get_topology_cpuset(topo);
@@ -151,15 +154,95 @@ int MPIR_Topo_nearest_netdev(hwloc_topology_t topo, hwloc_const_cpuset_t binding
     bound = hwloc_get_obj_covering_cpuset(topo, binding);
     if (bound == NULL)
         return 0;
-    best_depth = netdev_depth(topo, bound, names[0]);
-    for (int i = 1; i < n; i++) {
+    for (int i = 0; i < n; i++) {
         int d = netdev_depth(topo, bound, names[i]);
+        if (nearest)
+            nearest[i] = d;
         if (d > best_depth) {
             best = i;
             best_depth = d;
         }
     }
+    if (nearest)
+        for (int i = 0; i < n; i++)
+            nearest[i] = nearest[i] == best_depth;
     return best;
+}
+
+int MPIR_Topo_nearest_netdev(hwloc_topology_t topo, hwloc_const_cpuset_t binding,
+                             const char *const *names, int n)
+{
+    return MPIR_Topo_nearest_netdevs(topo, binding, names, n, NULL);
+}
+
+int MPIR_Topo_listed(const char *list, const char *name)
+{
+    size_t len = strlen(name);
+
+    while (list && *list) {
+        const char *end = strchr(list, ',');
+        size_t n = end ? (size_t) (end - list) : strlen(list);
+        if (n == len && !strncmp(list, name, n))
+            return 1;
+        list = end ? end + 1 : NULL;
+    }
+    return 0;
+}
+
+/* appends item (len bytes) to the comma-separated list in buf; 0 if it
+ * does not fit */
+static int append(char *buf, size_t size, const char *item, size_t len)
+{
+    size_t used = strlen(buf);
+    int sep = used > 0 && buf[used - 1] != '^';
+
+    if (used + sep + len + 1 > size)
+        return 0;
+    if (sep)
+        buf[used++] = ',';
+    memcpy(buf + used, item, len);
+    buf[used + len] = '\0';
+    return 1;
+}
+
+/* whether item (len bytes) is one of names[] that near[] calls far */
+static int far_name(const char *item, size_t len, const char *const *names, const int *near, int n)
+{
+    for (int i = 0; i < n; i++)
+        if (!near[i] && strlen(names[i]) == len && !strncmp(names[i], item, len))
+            return 1;
+    return 0;
+}
+
+int MPIR_Topo_net_devices_value(const char *user, const char *const *names, const int *near,
+                                int n, char *buf, size_t size)
+{
+    int dropped = 0, fits = size > 0;
+
+    for (int i = 0; i < n; i++)
+        dropped += !near[i];
+    if (!dropped || !fits)
+        return 0;
+    buf[0] = '\0';
+    if (user && *user && strcmp(user, "all") && user[0] != '^') {
+        /* a list: the same without the far ones */
+        const char *item = user;
+        while (item && *item && fits) {
+            const char *end = strchr(item, ',');
+            size_t len = end ? (size_t) (end - item) : strlen(item);
+            if (len > 0 && !far_name(item, len, names, near, n))
+                fits = append(buf, size, item, len);
+            item = end ? end + 1 : NULL;
+        }
+    } else {
+        /* UCX's exclusion: the user's own, then the far ones */
+        const char *head = user && user[0] == '^' ? user : "^";
+        fits = append(buf, size, head, strlen(head));
+        for (int i = 0; i < n && fits; i++)
+            if (!near[i])
+                fits = append(buf, size, names[i], strlen(names[i]));
+    }
+    return fits && buf[0] && strcmp(buf, "^");
 }
 
 static int same(int x, int y)

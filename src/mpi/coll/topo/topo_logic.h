@@ -82,6 +82,22 @@ int MPIR_Topo_loc_from_hwloc(hwloc_topology_t topo, hwloc_const_cpuset_t binding
 int MPIR_Topo_nearest_netdev(hwloc_topology_t topo, hwloc_const_cpuset_t binding,
                              const char *const *names, int n);
 
+/* The same, and nearest[i] (n of them) is 1 for every name as near as the
+ * nearest, 0 for those farther (all 1 when unbound or n < 2). */
+int MPIR_Topo_nearest_netdevs(hwloc_topology_t topo, hwloc_const_cpuset_t binding,
+                              const char *const *names, int n, int *nearest);
+
+/* whether name is an item of the comma-separated list (NULL: empty) */
+int MPIR_Topo_listed(const char *list, const char *name);
+
+/* A device list for UCX_NET_DEVICES (into buf, size bytes) that leaves out
+ * those of names[n] whose near[i] is 0: user's list without them where user
+ * is a list, else UCX's "^" exclusion of user's exclusions (user "^...")
+ * and them.  Returns 0 (buf unspecified) where none is left out, or the
+ * value would not fit. */
+int MPIR_Topo_net_devices_value(const char *user, const char *const *names, const int *near,
+                                int n, char *buf, size_t size);
+
 /* index among the NIC OS devices (numbered as loc->nic) of the one named
  * name, -1 if hwloc has none of that name */
 int MPIR_Topo_netdev_index(hwloc_topology_t topo, const char *name);

@@ -105,10 +105,10 @@ fi
 #    it): with one leader per package, each process's netmod on its
 #    package's NIC (MPIR_CVAR_TOPO_NEAREST_NIC) makes each NIC carry half
 #    of its node's bytes, within 5%, in topo_pipeline's allgather, bcast
-#    and allreduce at 1 MiB, results validated.  With the choice off every
-#    process takes the interface libfabric lists first (UCX: the one it
-#    ranks first), and that one NIC carries 95% or more of each node's
-#    bytes (so does every run before the choice existed).
+#    and allreduce at 1 MiB, results validated.  With the choice off
+#    (ofi) every process takes the interface libfabric lists first, and
+#    that one NIC carries 95% or more of each node's bytes (so does every
+#    run before the choice existed).
 # rails NEAREST COLL: the run; per-NIC bytes in $tmp/rails-COLL-NEAREST.csv
 rails() {
     timeout 300 "$top/bench/cluster.sh" --nodes 2 --ppn 2 --rails 2 --rate 1gbit --prefix "$prefix" \
@@ -132,10 +132,15 @@ for c in allgather bcast allreduce; do
         '[ $rc = 0 ] && grep -q ",ok\$" "$tmp/out" && ! grep -q "fail:" "$tmp/out" &&
          echo "$share" | awk "{ exit !(\$1 <= 0.525 && \$2 >= 0.475) }"'
 done
-rails 0 allreduce
-share=$(nic_share "$tmp/rails-allreduce-0.csv")
-check "--rails 2 with MPIR_CVAR_TOPO_NEAREST_NIC=0: one NIC carries 95% or more of each node's bytes (largest, smallest share: $share)" \
-    '[ $rc = 0 ] && grep -q ",ok\$" "$tmp/out" && echo "$share" | awk "{ exit !(\$1 >= 0.95 && \$2 <= 0.05) }"'
+# (ofi only: UCX left to itself puts a node's bytes on one NIC in most
+# launches and stripes large messages over both in some,
+# bench/results/dev-2core-multirail-ucx)
+if [ "$dev" = ofi ]; then
+    rails 0 allreduce
+    share=$(nic_share "$tmp/rails-allreduce-0.csv")
+    check "--rails 2 with MPIR_CVAR_TOPO_NEAREST_NIC=0: one NIC carries 95% or more of each node's bytes (largest, smallest share: $share)" \
+        '[ $rc = 0 ] && grep -q ",ok\$" "$tmp/out" && echo "$share" | awk "{ exit !(\$1 >= 0.95 && \$2 <= 0.05) }"'
+fi
 
 # 6. nothing left behind.  Segments compared with those there before the
 #    runs: CI once saw one here that the end-of-device check (check.sh)

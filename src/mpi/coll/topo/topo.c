@@ -8,6 +8,7 @@
 #include "csel_topo.h"
 #include <ifaddrs.h>
 #include <net/if.h>
+#include <netinet/in.h>
 
 /*
 === BEGIN_MPI_T_CVAR_INFO_BLOCK ===
@@ -59,15 +60,15 @@ cvars:
         rather than the first one listed, so that the leaders of the node's
         packages send through their own NICs (NUIOA multirail).  Names hwloc
         does not know count as farthest; unbound processes keep the first.
-        With UCX, whose tcp transport uses every interface that is up and
-        sends through the same one from every process, each process leaves
-        the interfaces farther from it than its nearest out of
-        UCX_NET_DEVICES (of those of the fastest link speed; a list the user
-        set is narrowed, never widened; InfiniBand and other devices that
-        are not network interfaces are never touched: UCX places those
-        itself).  Every node must reach the interfaces that win (as on a
-        cluster whose nodes all sit on every rail); 0 keeps the netmod's own
-        choice.  NICs that libfabric locates on PCI go through MPICH's own
+        With UCX, whose tcp transport sends through the same one of the
+        interfaces in UCX_NET_DEVICES from every process, each process
+        takes those that hwloc places farther from it than its nearest out
+        of that list (among listed interfaces of the fastest link speed;
+        other devices, such as InfiniBand ports, are kept).  Only a list is
+        narrowed: unset or "all" is left to UCX.  Every interface that wins
+        must reach every other that wins (as on a cluster whose nodes all
+        sit on every rail, or whose rails are routed); 0 keeps the netmod's
+        own choice.  NICs that libfabric locates on PCI go through MPICH's own
         multi-NIC choice (MPIR_CVAR_CH4_OFI_MAX_NICS), which also prefers
         near ones.
 
@@ -136,22 +137,25 @@ const char *MPIR_Topo_ucx_net_devices(const char *user)
     const char *names[TOPO_MAX_IFACES];
     long speed[TOPO_MAX_IFACES], fastest = -1;
     int near[TOPO_MAX_IFACES], n = 0, nfast = 0, pick;
-    int only = user && *user && strcmp(user, "all") && user[0] != '^';
     struct ifaddrs *ifs, *ifa;
 
-    if (!MPIR_CVAR_TOPO_NEAREST_NIC || getifaddrs(&ifs) != 0)
+    if (!MPIR_CVAR_TOPO_NEAREST_NIC || !MPIR_Topo_net_devices_list(user) || getifaddrs(&ifs) != 0)
         return NULL;
-    /* the interfaces UCX's tcp transport would use */
+    /* the listed interfaces UCX's tcp transport can use: up, with an
+     * address other than loopback or IPv6 link-local */
     for (ifa = ifs; ifa && n < TOPO_MAX_IFACES; ifa = ifa->ifa_next) {
         int dup = 0;
-        if (!ifa->ifa_addr || (ifa->ifa_addr->sa_family != AF_INET &&
-                               ifa->ifa_addr->sa_family != AF_INET6) ||
-            !(ifa->ifa_flags & IFF_UP) || !(ifa->ifa_flags & IFF_RUNNING) ||
-            (ifa->ifa_flags & IFF_LOOPBACK) || strlen(ifa->ifa_name) >= IF_NAMESIZE)
+        if (!ifa->ifa_addr || !(ifa->ifa_flags & IFF_UP) || !(ifa->ifa_flags & IFF_RUNNING) ||
+            (ifa->ifa_flags & IFF_LOOPBACK) || strlen(ifa->ifa_name) >= IF_NAMESIZE ||
+            !MPIR_Topo_listed(user, ifa->ifa_name))
             continue;
-        if (only ? !MPIR_Topo_listed(user, ifa->ifa_name) :
-            (user && user[0] == '^' && MPIR_Topo_listed(user + 1, ifa->ifa_name)))
+        if (ifa->ifa_addr->sa_family == AF_INET6) {
+            const struct sockaddr_in6 *a6 = (const struct sockaddr_in6 *) ifa->ifa_addr;
+            if (IN6_IS_ADDR_LINKLOCAL(&a6->sin6_addr))
+                continue;
+        } else if (ifa->ifa_addr->sa_family != AF_INET) {
             continue;
+        }
         for (int i = 0; i < n; i++)
             dup |= !strcmp(ifname[i], ifa->ifa_name);
         if (dup)
@@ -169,9 +173,10 @@ const char *MPIR_Topo_ucx_net_devices(const char *user)
     if (nfast < 2)
         return NULL;
     pick = nearest_netdevs(names, nfast, near);
+    if (!MPIR_Topo_net_devices_value(user, names, near, nfast, value, sizeof(value)))
+        return NULL;
     MPIR_Topo_note_netdev(names[pick]);
-    return MPIR_Topo_net_devices_value(user, names, near, nfast, value, sizeof(value)) ?
-        value : NULL;
+    return value;
 }
 
 /* Number of ints a location takes on the wire. */

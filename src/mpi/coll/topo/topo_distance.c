@@ -163,9 +163,11 @@ int MPIR_Topo_nearest_netdevs(hwloc_topology_t topo, hwloc_const_cpuset_t bindin
             best_depth = d;
         }
     }
+    /* names hwloc does not know (bonds, VLANs, virtual NICs) are not known
+     * to be far: only those it places farther than the best are */
     if (nearest)
         for (int i = 0; i < n; i++)
-            nearest[i] = nearest[i] == best_depth;
+            nearest[i] = nearest[i] == best_depth || nearest[i] < 0;
     return best;
 }
 
@@ -194,7 +196,7 @@ int MPIR_Topo_listed(const char *list, const char *name)
 static int append(char *buf, size_t size, const char *item, size_t len)
 {
     size_t used = strlen(buf);
-    int sep = used > 0 && buf[used - 1] != '^';
+    int sep = used > 0;
 
     if (used + sep + len + 1 > size)
         return 0;
@@ -214,35 +216,32 @@ static int far_name(const char *item, size_t len, const char *const *names, cons
     return 0;
 }
 
+int MPIR_Topo_net_devices_list(const char *user)
+{
+    return user && *user && user[0] != '^' && !MPIR_Topo_listed(user, "all");
+}
+
 int MPIR_Topo_net_devices_value(const char *user, const char *const *names, const int *near,
                                 int n, char *buf, size_t size)
 {
     int dropped = 0, fits = size > 0;
+    const char *item = user;
 
     for (int i = 0; i < n; i++)
         dropped += !near[i];
-    if (!dropped || !fits)
+    /* UCX_NET_DEVICES names the devices to use and nothing else (no "^"):
+     * only a list is narrowed; "all" or nothing is left alone */
+    if (!dropped || !fits || !MPIR_Topo_net_devices_list(user))
         return 0;
     buf[0] = '\0';
-    if (user && *user && strcmp(user, "all") && user[0] != '^') {
-        /* a list: the same without the far ones */
-        const char *item = user;
-        while (item && *item && fits) {
-            const char *end = strchr(item, ',');
-            size_t len = end ? (size_t) (end - item) : strlen(item);
-            if (len > 0 && !far_name(item, len, names, near, n))
-                fits = append(buf, size, item, len);
-            item = end ? end + 1 : NULL;
-        }
-    } else {
-        /* UCX's exclusion: the user's own, then the far ones */
-        const char *head = user && user[0] == '^' ? user : "^";
-        fits = append(buf, size, head, strlen(head));
-        for (int i = 0; i < n && fits; i++)
-            if (!near[i])
-                fits = append(buf, size, names[i], strlen(names[i]));
+    while (item && *item && fits) {
+        const char *end = strchr(item, ',');
+        size_t len = end ? (size_t) (end - item) : strlen(item);
+        if (len > 0 && !far_name(item, len, names, near, n))
+            fits = append(buf, size, item, len);
+        item = end ? end + 1 : NULL;
     }
-    return fits && buf[0] && strcmp(buf, "^");
+    return fits && buf[0];
 }
 
 static int same(int x, int y)

@@ -82,19 +82,24 @@ int MPIR_Topo_loc_from_hwloc(hwloc_topology_t topo, hwloc_const_cpuset_t binding
 int MPIR_Topo_nearest_netdev(hwloc_topology_t topo, hwloc_const_cpuset_t binding,
                              const char *const *names, int n);
 
-/* The same, and nearest[i] (n of them) is 1 for every name as near as the
- * nearest, 0 for those farther (all 1 when unbound or n < 2). */
+/* The same, and nearest[i] (n of them) is 0 for every name hwloc places
+ * farther than the nearest, 1 for the others (names it does not know
+ * included; all 1 when unbound or n < 2). */
 int MPIR_Topo_nearest_netdevs(hwloc_topology_t topo, hwloc_const_cpuset_t binding,
                               const char *const *names, int n, int *nearest);
 
 /* whether name is an item of the comma-separated list (NULL: empty) */
 int MPIR_Topo_listed(const char *list, const char *name);
 
-/* A device list for UCX_NET_DEVICES (into buf, size bytes) that leaves out
- * those of names[n] whose near[i] is 0: user's list without them where user
- * is a list, else UCX's "^" exclusion of user's exclusions (user "^...")
- * and them.  Returns 0 (buf unspecified) where none is left out, or the
- * value would not fit. */
+/* whether a UCX_NET_DEVICES value is a list of devices (not unset, empty,
+ * "all" or a "^" form) */
+int MPIR_Topo_net_devices_list(const char *user);
+
+/* user's UCX_NET_DEVICES list (into buf, size bytes) without those of
+ * names[n] whose near[i] is 0.  Returns 0 (buf unspecified) where user is
+ * no list (UCX_NET_DEVICES has no exclusion syntax: widening "all" to an
+ * explicit list would need every device UCX knows), none is left out, or
+ * the value would not fit. */
 int MPIR_Topo_net_devices_value(const char *user, const char *const *names, const int *near,
                                 int n, char *buf, size_t size);
 

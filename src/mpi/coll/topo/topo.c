@@ -62,9 +62,10 @@ cvars:
         does not know count as farthest; unbound processes keep the first.
         With UCX, whose tcp transport sends through the same one of the
         interfaces in UCX_NET_DEVICES from every process, each process
-        takes those that hwloc places farther from it than its nearest out
-        of that list (among listed interfaces of the fastest link speed;
-        other devices, such as InfiniBand ports, are kept).  Only a list is
+        leaves out of that list the interfaces that hwloc places farther
+        from it than its nearest (among listed interfaces of the fastest
+        link speed; names hwloc does not know and other devices, such as
+        InfiniBand ports, are kept).  Only a list is
         narrowed: unset or "all" is left to UCX.  Every interface that wins
         must reach every other that wins (as on a cluster whose nodes all
         sit on every rail, or whose rails are routed); 0 keeps the netmod's
@@ -86,8 +87,8 @@ void MPIR_Topo_note_netdev(const char *name)
 }
 
 /* index of the nearest of names to this process (MPIR_CVAR_TOPO_NEAREST_NIC),
- * near[i] 1 for every one as near (may be NULL); 0 and all near where
- * that is off or not known */
+ * near[i] 0 for every one hwloc places farther, else 1 (near may be NULL);
+ * 0 and all near where that is off or not known */
 static int nearest_netdevs(const char *const *names, int n, int *near)
 {
 #ifdef HAVE_HWLOC

@@ -10,7 +10,8 @@
 #   bench/cluster.sh [--nodes N] [--ppn P] [--rate RATE] [--delay DELAY]
 #                    [--placement block|cyclic] [--counters FILE]
 #                    [--rails R [--nic-counters FILE]]
-#                    [--timeout SEC] [--prefix DIR] mpiexec|mpirun|run ARGS...
+#                    [--timeout SEC] [--prefix DIR] [--ompi-hosts HOW]
+#                    mpiexec|mpirun|run ARGS...
 #
 #   mpiexec ARGS  our mpiexec (DIR/bin/mpiexec, default install-ofi) with
 #                 -launcher rsh into the nodes, -hosts node0,... and -ppn P;
@@ -41,6 +42,14 @@
 #                   CSV (node,nic,tx_bytes,rx_bytes); --counters sums them
 #   --timeout SEC   end the command after SEC seconds (default 1800)
 #   --quiet         do not print the per-node byte counts
+#   --ompi-hosts HOW  how mpirun learns the nodes: host (default; --host
+#                   node0:P,...), hostfile (--hostfile, "nodeK slots=P"),
+#                   or node0 (as host, mpirun itself started through the
+#                   nodes' launcher, so that it runs as host node0 rather
+#                   than under this machine's name); default from
+#                   CLUSTER_OMPI_HOSTS. (Open MPI's launch failed on the lent
+#                   16-core machine with "not enough slots" while here it runs:
+#                   bench/device-run.sh tries each)
 #
 # Where the nodes' processes outnumber this machine's cores, every MPI waits
 # the same way: MPICH's blocking waits and our engine yield the processor
@@ -65,6 +74,7 @@ tmo=1800
 placement=block
 prefix=$top/install-ofi
 quiet=no
+ompi_hosts=${CLUSTER_OMPI_HOSTS:-host}
 while [ $# -gt 0 ]; do
     case $1 in
         --nodes) nodes=$2; shift 2 ;;
@@ -78,6 +88,7 @@ while [ $# -gt 0 ]; do
         --timeout) tmo=$2; shift 2 ;;
         --quiet) quiet=yes; shift ;;
         --prefix) prefix=$2; shift 2 ;;
+        --ompi-hosts) ompi_hosts=$2; shift 2 ;;
         -h|--help) sed -n '2,/^[^#]/s/^# \{0,1\}//p' "$0"; exit 0 ;;
         mpiexec|mpirun|run) break ;;
         *) echo "cluster.sh: unknown option '$1' (--help)" >&2; exit 2 ;;
@@ -91,6 +102,7 @@ case $nodes in ''|*[!0-9]*|0) echo "cluster.sh: --nodes needs a number from 1 to
 case $ppn in ''|*[!0-9]*|0) echo "cluster.sh: --ppn needs a positive number" >&2; exit 2 ;; esac
 case $rails in 1|2|3|4) ;; *) echo "cluster.sh: --rails is 1 to 4" >&2; exit 2 ;; esac
 case $placement in block|cyclic) ;; *) echo "cluster.sh: --placement is block or cyclic" >&2; exit 2 ;; esac
+case $ompi_hosts in host|hostfile|node0) ;; *) echo "cluster.sh: --ompi-hosts is host, hostfile or node0" >&2; exit 2 ;; esac
 [ "$(id -u)" = 0 ] || { echo "cluster.sh: needs root (network namespaces)" >&2; exit 2; }
 for t in ip tc unshare timeout taskset; do
     command -v $t >/dev/null || { echo "cluster.sh: $t not found (iproute2, util-linux, coreutils)" >&2; exit 2; }
@@ -278,9 +290,16 @@ case $mode in
     mpirun)
         command -v mpirun.openmpi >/dev/null ||
             { echo "cluster.sh: mpirun.openmpi not found (bench/install-peers.sh)" >&2; exit 2; }
+        hostargs=(--host "$slots")
+        if [ "$ompi_hosts" = hostfile ]; then
+            for ((n = 0; n < nodes; n++)); do echo "node$n slots=$ppn"; done >"$work/hostfile"
+            hostargs=(--hostfile "$work/hostfile")
+        fi
         cmd=(mpirun.openmpi --allow-run-as-root --mca plm_rsh_agent "$work/rsh"
             --mca btl_tcp_if_include eth0 --mca oob_tcp_if_include eth0
-            --mca plm_rsh_no_tree_spawn 1 --host "$slots" "${ompi[@]}" "$@") ;;
+            --mca plm_rsh_no_tree_spawn 1 "${hostargs[@]}" "${ompi[@]}" "$@")
+        # the launcher joins its arguments into one command line
+        [ "$ompi_hosts" = node0 ] && cmd=("$work/rsh" node0 "$(printf '%q ' "${cmd[@]}")") ;;
     run)
         cmd=("$@") ;;
 esac

@@ -295,7 +295,9 @@ case $mode in
             for ((n = 0; n < nodes; n++)); do echo "node$n slots=$ppn"; done >"$work/hostfile"
             hostargs=(--hostfile "$work/hostfile")
         fi
-        cmd=(mpirun.openmpi --allow-run-as-root --mca plm_rsh_agent "$work/rsh"
+        # plm rsh: an image's own OMPI_MCA_plm=isolated (the lent machine's)
+        # would start no daemon on the other nodes ("not enough slots")
+        cmd=(mpirun.openmpi --allow-run-as-root --mca plm rsh --mca plm_rsh_agent "$work/rsh"
             --mca btl_tcp_if_include eth0 --mca oob_tcp_if_include eth0
             --mca plm_rsh_no_tree_spawn 1 "${hostargs[@]}" "${ompi[@]}" "$@")
         # the launcher joins its arguments into one command line

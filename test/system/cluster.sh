@@ -109,10 +109,13 @@ fi
 #    (ofi) every process takes the interface libfabric lists first, and
 #    that one NIC carries 95% or more of each node's bytes (so does every
 #    run before the choice existed).
-# rails NEAREST COLL: the run; per-NIC bytes in $tmp/rails-COLL-NEAREST.csv
+#    On 4 nodes bcast's chain of nodes cuts 1 MiB into 11 chunks, dealt
+#    to the 2 leaders in turn, unless the chunks are made even in number.
+# rails NEAREST COLL [NODES]: the run; per-NIC bytes in $tmp/rails-COLL-NEAREST.csv
 rails() {
-    timeout 300 "$top/bench/cluster.sh" --nodes 2 --ppn 2 --rails 2 --rate 1gbit --prefix "$prefix" \
-        --quiet --nic-counters "$tmp/rails-$2-$1.csv" --timeout 200 mpiexec -n 4 -bind-to core \
+    local nn=${3:-2}
+    timeout 300 "$top/bench/cluster.sh" --nodes $nn --ppn 2 --rails 2 --rate 1gbit --prefix "$prefix" \
+        --quiet --nic-counters "$tmp/rails-$2-$1.csv" --timeout 200 mpiexec -n $((2 * nn)) -bind-to core \
         -env MPIR_CVAR_TOPO_NEAREST_NIC "$1" "$tmp/coll_bench" -H -c "$2" -a topo_pipeline \
         -m 1048576 -M 1048576 -i 3 -w 1 -v >"$tmp/out" 2>&1
     rc=$?
@@ -125,10 +128,11 @@ nic_share() {
               for (k in nb) { split(k, a, SUBSEP); s = nb[k] / tot[a[1]]; if (s > mx) mx = s; if (s < mn) mn = s }
               printf "%.3f %.3f\n", mx, mn }'
 }
-for c in allgather bcast allreduce; do
-    rails 1 $c
-    share=$(nic_share "$tmp/rails-$c-1.csv")
-    check "--rails 2, $c 1 MiB: each process on its package's NIC, each NIC half its node's bytes within 5% (largest, smallest share: $share)" \
+for run in "allgather 2" "bcast 2" "allreduce 2" "bcast 4"; do
+    set -- $run
+    rails 1 $1 $2
+    share=$(nic_share "$tmp/rails-$1-1.csv")
+    check "--rails 2, $1 1 MiB on $2 nodes: each process on its package's NIC, each NIC half its node's bytes within 5% (largest, smallest share: $share)" \
         '[ $rc = 0 ] && grep -q ",ok\$" "$tmp/out" && ! grep -q "fail:" "$tmp/out" &&
          echo "$share" | awk "{ exit !(\$1 <= 0.525 && \$2 >= 0.475) }"'
 done

@@ -180,13 +180,25 @@ static int node_plan(int nn, MPI_Aint m, MPI_Aint slot, MPI_Aint b, MPI_Aint * c
 }
 
 /* node_plan for the engine's leaders: the binomial tree sends each
- * leader's share of the slots */
+ * leader's share of the slots.  Chunk i goes to leader i % k, so the
+ * chunks are made a multiple of k in number where they stay at least
+ * MPIDI_TOPO_BCAST_MIN_CHUNK: otherwise one leader's NIC carries a chunk
+ * more than the others (1 MiB in 11 slots put 55% of a node's bytes on
+ * one of its 2 NICs). */
 static int leader_plan(MPIDI_Topo_engine_t * e, MPI_Aint m, MPI_Aint slot, MPI_Aint * chunk)
 {
-    MPI_Aint nslots = (m + slot - 1) / slot;
+    MPI_Aint nslots = (m + slot - 1) / slot, n, c;
     double cost;
+    int chain = node_plan(e->nnodes, m, slot, (nslots + e->k - 1) / e->k, chunk, &cost);
 
-    return node_plan(e->nnodes, m, slot, (nslots + e->k - 1) / e->k, chunk, &cost);
+    n = (m + *chunk - 1) / *chunk;
+    if (e->k > 1 && n % e->k) {
+        n += e->k - n % e->k;
+        c = ((m + n - 1) / n + 63) & ~(MPI_Aint) 63;
+        if (c >= MPIDI_TOPO_BCAST_MIN_CHUNK)
+            *chunk = MPL_MIN(c, *chunk);
+    }
+    return chain;
 }
 
 /* the group of local process i */

@@ -94,10 +94,12 @@ export PATH=$top/install-ofi/bin:$o/bin:$PATH:$out/.bin
     ls /etc/openmpi 2>/dev/null | sed 's/^/  \/etc\/openmpi\//'
 } >"$out/machine.txt" 2>&1
 # the image's own Open MPI settings, recorded above, are cleared so that
-# Open MPI runs with its defaults, as here: there OMPI_MCA_plm=isolated
-# kept mpirun from starting daemons on other nodes, and
-# btl_vader_single_copy_mechanism=none turned off its single copy (CMA)
-image_mca=$(env | grep -E '^(OMPI|PMIX)_MCA_' | grep -v '^PMIX_MCA_pcompress_base_silence_warning=')
+# Open MPI runs with its defaults, as here (btl_vader_single_copy_mechanism
+# =none there turned off its single copy, CMA), all but OMPI_MCA_plm=isolated:
+# without it one-node launches look for ssh, and bench/cluster.sh asks for
+# plm rsh itself
+image_mca=$(env | grep -E '^(OMPI|PMIX)_MCA_' |
+    grep -v -e '^PMIX_MCA_pcompress_base_silence_warning=' -e '^OMPI_MCA_plm=')
 for v in $(echo "$image_mca" | sed 's/=.*//'); do unset "$v"; done
 "$dev/bin/lstopo-no-graphics" --of console >"$out/topology.txt" 2>&1
 "$dev/bin/lstopo-no-graphics" --of xml >"$out/topology.xml" 2>/dev/null
@@ -121,14 +123,14 @@ ompibind=(--bind-to core)
 mpiexec -n $np -bind-to core "$dev/coll_bench" -c allreduce -a default,topo_pipeline -m 8 -M 8 -v \
     >>"$log" 2>&1 || say "FAILED: mpich on one node"
 # (1 MiB: Open MPI's single copy; if its defaults fail there, the image's
-# settings come back, all but plm)
+# settings come back)
 ompi1() {
     mpirun.openmpi --allow-run-as-root -n $np "${ompibind[@]}" "$dev/coll_bench-openmpi" \
         -c allreduce,bcast -a default -m 8 -M 1048576 -s 128 -i 20 -v >>"$log" 2>&1
 }
 if ! ompi1 && [ -n "$image_mca" ]; then
-    say "Open MPI failed on one node with its defaults: the image's settings but plm back"
-    for kv in $(echo "$image_mca" | grep -v '^OMPI_MCA_plm='); do export "$kv"; done
+    say "Open MPI failed on one node with its defaults: the image's settings back"
+    for kv in $image_mca; do export "$kv"; done
     ompi1 || say "FAILED: open mpi on one node"
 fi
 

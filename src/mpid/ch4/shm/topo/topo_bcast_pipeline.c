@@ -183,7 +183,7 @@ static int node_plan(int nn, MPI_Aint m, MPI_Aint slot, MPI_Aint b, MPI_Aint * c
  * leader's share of the slots.  Chunk i goes to leader i % k, so the
  * chunks are made a multiple of k in number where they stay at least
  * MPIDI_TOPO_BCAST_MIN_CHUNK: otherwise one leader's NIC carries a chunk
- * more than the others (1 MiB in 11 slots put 55% of a node's bytes on
+ * more than the others (1 MiB in 11 chunks put 55% of a node's bytes on
  * one of its 2 NICs). */
 static int leader_plan(MPIDI_Topo_engine_t * e, MPI_Aint m, MPI_Aint slot, MPI_Aint * chunk)
 {

@@ -47,9 +47,8 @@
 #                   or node0 (as host, mpirun itself started through the
 #                   nodes' launcher, so that it runs as host node0 rather
 #                   than under this machine's name); default from
-#                   CLUSTER_OMPI_HOSTS. (Open MPI's launch failed on the lent
-#                   16-core machine with "not enough slots" while here it runs:
-#                   bench/device-run.sh tries each)
+#                   CLUSTER_OMPI_HOSTS. bench/device-run.sh tries each and
+#                   keeps the first that works on a machine it does not know
 #
 # Where the nodes' processes outnumber this machine's cores, every MPI waits
 # the same way: MPICH's blocking waits and our engine yield the processor

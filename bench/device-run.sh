@@ -4,8 +4,7 @@
 #   1. the machine: cores, topology (lstopo), kernel, whether network
 #      namespaces and tc work;
 #   2. Open MPI on 2 emulated nodes x 2 with its launcher's and daemons'
-#      debug output (ompi-cluster.txt: its cluster launch failed on the
-#      first lent machine), then 16 processes on 4 emulated nodes x 4
+#      debug output (ompi-cluster.txt), then 16 processes on 4 emulated nodes x 4
 #      (bench/cluster-suite.sh at 2 Gbit/s and its half, block, 64 KiB-
 #      1 MiB, Open MPI default and coll_han beside MPICH): issue 13's
 #      targets, with each process on a core of its own;
@@ -144,12 +143,12 @@ suite() {   # suite NAME SECONDS ARGS...
         >>"$log" 2>&1
     say "$name: exit $?"
 }
-# Open MPI's view of the cluster's hosts (its launches failed there once
-# with "not enough slots" while Hydra's ran: the display showed node1's
-# daemon not launched, flags 0x10, where here it shows 0x13): how names
-# resolve there and, for each way of giving mpirun the nodes (cluster.sh
-# --ompi-hosts), what its launcher did and what its daemons said; the
-# first way that works is the one the suites use
+# Open MPI's view of the cluster's hosts (its launches failed on the first
+# lent machine, whose image sets OMPI_MCA_plm=isolated: no daemon on other
+# hosts, "not enough slots"): how names resolve there and, for each way of
+# giving mpirun the nodes (cluster.sh --ompi-hosts), what its launcher did
+# and what its daemons said; the first way that works is the one the
+# suites use
 if [ $netns = yes ]; then
     { echo "hostname $(hostname)"; getent hosts "$(hostname)" node0 node1; cat /etc/hosts
       ls -l /etc/hosts /etc/nsswitch.conf; grep '^hosts' /etc/nsswitch.conf

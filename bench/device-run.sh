@@ -4,14 +4,16 @@
 #   1. the machine: cores, topology (lstopo), kernel, whether network
 #      namespaces and tc work;
 #   2. Open MPI on 2 emulated nodes x 2 with its launcher's and daemons'
-#      debug output (ompi-cluster.txt), then 16 processes on 4 emulated nodes x 4
-#      (bench/cluster-suite.sh at 2 Gbit/s and its half, block, 64 KiB-
-#      1 MiB, Open MPI default and coll_han beside MPICH): issue 13's
-#      targets, with each process on a core of its own;
+#      debug output (ompi-cluster.txt);
 #   3. 16 processes on one node, 8 B-1 MiB: mpich-topo's default, MPICH
-#      4.0.2's default, forced topo_pipeline, Open MPI;
-#   4. NUIOA multirail: 4 emulated nodes x 4, two NICs each, 1 MiB;
-#   5. 2 emulated nodes x 8 (block), as far as the budget allows.
+#      4.0.2's default, forced topo_pipeline, Open MPI, and allreduce with
+#      the flat small reduction (MPIR_CVAR_TOPO_CELL_FANIN=0);
+#   4. 16 processes on 4 emulated nodes x 4 (bench/cluster-suite.sh at
+#      2 Gbit/s and its half, block, 64 KiB-1 MiB, Open MPI default and
+#      coll_han beside MPICH): issue 13's targets, with each process on a
+#      core of its own;
+#   5. NUIOA multirail: 4 emulated nodes x 4, two NICs each, 1 MiB;
+#   6. 2 emulated nodes x 8 (block), as far as the budget allows.
 # It runs from install-ofi and build-bench/dev (bench/device-pack.sh),
 # using the machine's own libraries where it has them. Meant for a
 # machine that is thrown away afterwards: it unpacks Open MPI into
@@ -133,7 +135,7 @@ if ! ompi1 && [ -n "$image_mca" ]; then
     ompi1 || say "FAILED: open mpi on one node"
 fi
 
-# 2. 4 nodes x 4 on the shaped cluster
+# a cluster-suite.sh run within its share of the budget
 suite() {   # suite NAME SECONDS ARGS...
     local name=$1 secs=$2
     shift 2
@@ -174,6 +176,29 @@ if [ -n "$only" ]; then
     rm -rf "$need" "$out/.bin"
     exit 0
 fi
+# 3. one node, a core per process (before the cluster: it is quick, and
+#    the small allreduce's two stages through cells, MPIR_CVAR_TOPO_CELL_FANIN,
+#    are timed nowhere else: mpich-topo-flatcells is the flat reduction)
+one() {   # one LABEL COLLECTIVES ARGS...: the single-node launches
+    local label=$1 colls=$2
+    shift 2
+    timeout -k 10 60 "$@" -c "$colls" -l "$label" -m 8 -M 1048576 -s 8 -i 200 -T 0.2 \
+        -R 2 -v >>"$out/node16.csv" 2>>"$log" || say "node16 $label: exit $?"
+}
+if [ "$(left)" -gt 60 ]; then
+    say "node16: $np processes on one node"
+    s=(-genv MPIR_CVAR_COLL_SELECTION_TUNING_JSON_FILE "$dev/stock/mpir.json"
+        -genv MPIR_CVAR_CH4_COLL_SELECTION_TUNING_JSON_FILE "$dev/stock/ch4.json")
+    one mpich-topo allgather,bcast,allreduce mpiexec -n $np -bind-to core "$dev/coll_bench" -a default
+    one mpich-topo-flatcells allreduce mpiexec -genv MPIR_CVAR_TOPO_CELL_FANIN 0 -n $np -bind-to core \
+        "$dev/coll_bench" -a default
+    one mpich allgather,bcast,allreduce mpiexec "${s[@]}" -n $np -bind-to core "$dev/coll_bench" \
+        -a default,topo_pipeline
+    one openmpi allgather,bcast,allreduce mpirun.openmpi --allow-run-as-root -n $np "${ompibind[@]}" \
+        "$dev/coll_bench-openmpi" -a default
+fi
+
+# 4. 4 nodes x 4 on the shaped cluster
 if [ $netns = yes ]; then
     if [ $smoke = yes ]; then
         suite c2x2 "$(left)" --nodes 2 --ppn 2 --placements block --rates 1gbit --min 65536 --max 65536
@@ -183,23 +208,7 @@ if [ $netns = yes ]; then
     fi
 fi
 
-# 3. one node, every process on a core of its own
-one() {   # one LABEL ARGS...: the single-node launches
-    local label=$1
-    shift
-    timeout -k 10 60 "$@" -c allgather,bcast,allreduce -l "$label" -m 8 -M 1048576 -s 8 -i 200 -T 0.2 \
-        -R 2 -v >>"$out/node16.csv" 2>>"$log" || say "node16 $label: exit $?"
-}
-if [ "$(left)" -gt 60 ]; then
-    say "node16: $np processes on one node"
-    s=(-genv MPIR_CVAR_COLL_SELECTION_TUNING_JSON_FILE "$dev/stock/mpir.json"
-        -genv MPIR_CVAR_CH4_COLL_SELECTION_TUNING_JSON_FILE "$dev/stock/ch4.json")
-    one mpich-topo mpiexec -n $np -bind-to core "$dev/coll_bench" -a default
-    one mpich mpiexec "${s[@]}" -n $np -bind-to core "$dev/coll_bench" -a default,topo_pipeline
-    one openmpi mpirun.openmpi --allow-run-as-root -n $np "${ompibind[@]}" "$dev/coll_bench-openmpi" -a default
-fi
-
-# 4. NUIOA multirail, 4 nodes x 4 with 2 NICs each (bench/multirail.sh):
+# 5. NUIOA multirail, 4 nodes x 4 with 2 NICs each (bench/multirail.sh):
 #    each NIC's share of its node's bytes, with a core per process
 if [ $netns = yes ] && [ $smoke = no ] && [ "$(left)" -gt 120 ]; then
     say "multirail: 4 nodes x 4, 2 NICs per node"
@@ -208,7 +217,7 @@ if [ $netns = yes ] && [ $smoke = no ] && [ "$(left)" -gt 120 ]; then
         >>"$log" 2>&1 || say "multirail: exit $?"
 fi
 
-# 5. 2 nodes x 8, with what is left
+# 6. 2 nodes x 8, with what is left
 if [ $netns = yes ] && [ $smoke = no ]; then
     suite c2x8 $(($(left) - 20)) --nodes 2 --ppn 8 --placements block --rates 2gbit \
         --min 65536 --max 1048576

@@ -158,8 +158,106 @@ static void levels_group(void)
     tu_end();
 }
 
+/* One node's cell groups (MPIR_Topo_cell_groups): they cover the node's
+ * processes in order, none is empty or above the fan-in, a group never
+ * spans two caches where caches hold more than two processes each, every
+ * cache domain of such a node is cut into the fewest groups the fan-in
+ * allows, and a flat reduction comes back where the fan-in or the node is
+ * too small. */
+static void check_cells(int L, const int *cache, int fanin, const char *tag)
+{
+    int *lo = tu_xmalloc(sizeof(int) * (L + 2)), *copy = tu_xmalloc(sizeof(int) * (L + 1));
+    int f = fanin, count, count_inplace, runs = 1, min_run = L, expect = 0;
+
+    if (f < 0)
+        for (f = 1; f * f < L; f++);
+    for (int i = 1, start = 0; i <= L; i++)
+        if (i == L || cache[i] != cache[i - 1]) {
+            min_run = MIN(min_run, i - start);
+            if (i < L)
+                runs++;
+            start = i;
+        }
+    count = MPIR_Topo_cell_groups(L, cache, fanin, lo);
+    memcpy(copy, cache, sizeof(int) * L);
+    count_inplace = MPIR_Topo_cell_groups(L, copy, fanin, copy);
+    CHECK_EQ(count_inplace, count, "%s: groups in place", tag);
+    for (int g = 0; g <= count && count == count_inplace; g++)
+        CHECK_EQ(copy[g], lo[g], "%s: group %d's start in place", tag, g);
+    CHECK(lo[0] == 0 && lo[count] == L, "%s: groups cover [%d, %d), not [0, %d)", tag, lo[0],
+          lo[count], L);
+    if ((fanin < 0 && L < MPIR_TOPO_CELL_GROUPS_MIN_LOCAL) || (fanin >= 0 && fanin < 2) ||
+        f >= L) {
+        CHECK_EQ(count, 1, "%s: flat", tag);
+        goto done;
+    }
+    for (int g = 0; g < count; g++) {
+        int n = lo[g + 1] - lo[g];
+        CHECK(n >= 1 && n <= f, "%s: group %d has %d processes (fan-in %d)", tag, g, n, f);
+        if (min_run > 2)
+            for (int i = lo[g] + 1; i < lo[g + 1]; i++)
+                CHECK(cache[i] == cache[lo[g]], "%s: group %d spans caches %d and %d", tag, g,
+                      cache[lo[g]], cache[i]);
+    }
+    if (min_run > 2) {
+        for (int i = 0, start = 0; i <= L; i++)
+            if (i == L || cache[i] != cache[start]) {
+                expect += (i - start + f - 1) / f;
+                start = i;
+            }
+        CHECK_EQ(count, expect, "%s: groups (%d cache runs)", tag, runs);
+    }
+  done:
+    free(lo);
+    free(copy);
+}
+
+static void cells_group(void)
+{
+    char tag[160];
+    static const char *synths[] = {
+        "pack:2 numa:2 l3:2 core:4 pu:1", "pack:1 l3:8 core:8 pu:1", "pack:2 core:16 pu:1",
+        "pack:1 numa:1 l3:16 l2:1 core:1 pu:1", "pack:2 numa:4 l3:3 core:5 pu:1"
+    };
+    static const int fanins[] = { -1, 0, 1, 2, 3, 4, 8, 64 };
+
+    tu_begin("stages: cell groups of small reductions (MPIR_Topo_cell_groups)");
+    for (size_t si = 0; si < sizeof(synths) / sizeof(synths[0]); si++) {
+        hwloc_topology_t t = tu_synthetic(synths[si]);
+        int ncores = MAX(hwloc_get_nbobjs_by_type(t, HWLOC_OBJ_CORE), 1);
+        int *cache = tu_xmalloc(sizeof(int) * ncores);
+
+        for (int i = 0; i < ncores; i++)
+            cache[i] = tu_loc_obj(t, HWLOC_OBJ_CORE, i, 0).cache;
+        for (int L = 1; L <= ncores; L++)
+            for (size_t fi = 0; fi < sizeof(fanins) / sizeof(fanins[0]); fi++) {
+                snprintf(tag, sizeof(tag), "\"%s\" L=%d fan-in %d", synths[si], L, fanins[fi]);
+                check_cells(L, cache, fanins[fi], tag);
+            }
+        free(cache);
+        hwloc_topology_destroy(t);
+    }
+    /* unbound processes (no cache known), and private caches: one run */
+    {
+        int none[64], own[64], lo[66];
+        for (int i = 0; i < 64; i++) {
+            none[i] = -1;
+            own[i] = i;
+        }
+        check_cells(64, none, -1, "64 unbound");
+        CHECK_EQ(MPIR_Topo_cell_groups(64, none, -1, lo), 8, "64 unbound, auto");
+        CHECK_EQ(MPIR_Topo_cell_groups(64, own, -1, lo), 8, "64 private caches, auto");
+        CHECK_EQ(MPIR_Topo_cell_groups(64, NULL, 4, lo), 16, "64 unknown, fan-in 4");
+        CHECK_EQ(MPIR_Topo_cell_groups(16, NULL, -1, lo), 4, "16 unknown, auto");
+        CHECK_EQ(MPIR_Topo_cell_groups(15, NULL, -1, lo), 1, "15 unknown, auto");
+        CHECK_EQ(MPIR_Topo_cell_groups(0, NULL, 4, lo), 1, "empty node");
+    }
+    tu_end();
+}
+
 int main(void)
 {
+    cells_group();
     levels_group();
     hand_group();
     layout_group();

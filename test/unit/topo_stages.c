@@ -18,7 +18,9 @@
  * pu:1") or an XML file; NODES nodes of it, each with PPN processes bound
  * to its first PPN cores (block) or to cores taken from each package in
  * turn (cyclic).  BYTES: 1 MiB by default.  Counts ignore the rounding at
- * the edges of the engine's rounds. */
+ * the edges of the engine's rounds.  Also the groups of a small allreduce
+ * through cells (MPIR_CVAR_TOPO_CELL_FANIN) and the cells each process
+ * reads, flat against two stages. */
 
 #include "test_topo_util.h"
 
@@ -152,6 +154,26 @@ int main(int argc, char **argv)
         }
         printf("  MPIR_CVAR_TOPO_NODE_LEVELS=0 (default) takes %s here\n",
                levels == 2 ? "two levels" : "one level");
+        /* small allreduce and reduce (up to 1 KiB) through cells, with
+         * MPIR_CVAR_TOPO_CELL_FANIN=-1 (default): groups by shared cache */
+        {
+            int *cl = malloc(sizeof(int) * (L + 1)), ng, most = 0;
+            for (int i = 0; i < L; i++)
+                cl[i] = locs[l->order[s + i]].cache;
+            ng = MPIR_Topo_cell_groups(L, cl, -1, cl);
+            printf("  small calls (cells, MPIR_CVAR_TOPO_CELL_FANIN=-1): %d group(s):", ng);
+            for (int g = 0; g < ng; g++) {
+                printf(" [");
+                for (int i = cl[g]; i < cl[g + 1]; i++)
+                    printf(i > cl[g] ? " %d" : "%d", l->order[s + i]);
+                printf("]");
+                most = MAX(most, cl[g + 1] - cl[g]);
+            }
+            printf("\n  %-34s %14d %14d\n", "cells read, busiest process", L,
+                   ng > 1 ? most + ng : L);
+            printf("  %-34s %14d %14d\n", "readers of each input cell", L, ng > 1 ? 1 : L);
+            free(cl);
+        }
     }
     MPIR_Topo_layout_free(l);
     free(locs);

@@ -7,7 +7,8 @@
  * a non-commutative user op whose result must be the rank-ordered product.
  * Counts go from 0 to 3 MiB, so that a pipelined, chunked shared-memory
  * allreduce sees fewer elements than processes, a partial last chunk and
- * many chunks. Runs on communicators whose rank order does not follow the
+ * many chunks (-small=1: up to 100 elements, the small calls of many
+ * processes). Runs on communicators whose rank order does not follow the
  * placement. Meant to be run with
  * MPIR_CVAR_ALLREDUCE_INTRA_ALGORITHM=topo_pipeline (with cliques, several
  * leaders per node and small chunk sizes); any algorithm must pass it. The
@@ -35,6 +36,7 @@ static int errs = 0;
 static const char *comm_name = "";     /* for messages: the communicator being tested */
 static int with_noncommutative = 1;     /* -noncommutative=0 leaves that op out */
 static int with_userops = 1;    /* -userops=0 leaves every user op out */
+static int small_only = 0;      /* -small=1: only counts of up to 100 elements */
 
 #define GUARD 0xa5      /* byte pattern just past the end of every receive buffer */
 
@@ -494,8 +496,9 @@ static void uop_check(MPI_Comm comm, const struct uop *u, MPI_Aint count, int in
  * many small shared-memory steps). */
 static void run_all(MPI_Comm comm, int which, int salt)
 {
-    const MPI_Aint counts[] = { 1, 7, 1000 };
-    const int ncounts = (int) (sizeof(counts) / sizeof(counts[0]));
+    const MPI_Aint all_counts[] = { 1, 7, 1000 }, small_counts[] = { 1, 7, 33, 100 };
+    const MPI_Aint *counts = small_only ? small_counts : all_counts;
+    const int ncounts = small_only ? 4 : 3;
     const int int_ops[] = { OP_SUM, OP_PROD, OP_MAX, OP_MIN, OP_BAND, OP_BOR, OP_BXOR, OP_LAND,
         OP_LOR
     };
@@ -519,7 +522,7 @@ static void run_all(MPI_Comm comm, int which, int salt)
 
         /* 65537 elements: many chunks and a partial last one; two types per
          * communicator */
-        if (t % 5 == which)
+        if (t % 5 == which && !small_only)
             ptypes[t].check(comm, ptypes[t].dt, ops[(t + which) % nops], 65537, t & 1,
                             salt + 50 + t);
     }
@@ -533,11 +536,11 @@ static void run_all(MPI_Comm comm, int which, int salt)
             uop_check(comm, &uops[k], counts[c], 1, salt + 37 * c + k);
         }
         /* the non-commutative op on the reversed communicator among them */
-        if (k == which % NUM_UOPS)
+        if (k == which % NUM_UOPS && !small_only)
             uop_check(comm, &uops[k], 65537, which & 1, salt + 70 + k);
     }
 
-    if (which == 0) {
+    if (which == 0 && !small_only) {
         /* 64 KiB of ints and 128 KiB of doubles, a whole number of any
          * power-of-two chunk size up to that, then one element more: the
          * last chunk full, then holding a single element */
@@ -609,6 +612,7 @@ int main(int argc, char **argv)
     MTestArgList *head = MTestArgListCreate(argc, argv);
     with_noncommutative = MTestArgListGetInt_with_default(head, "noncommutative", 1);
     with_userops = MTestArgListGetInt_with_default(head, "userops", 1);
+    small_only = MTestArgListGetInt_with_default(head, "small", 0);
     MTestArgListDestroy(head);
 
     init_ptypes();

@@ -247,3 +247,44 @@ int MPIR_Topo_node_levels(int local_size, int k, int levels)
         return 2;
     return local_size >= MPIR_TOPO_TWO_LEVEL_MIN_LOCAL ? 2 : 1;
 }
+
+/* the groups of MPIR_Topo_cell_groups, cache domains kept apart where
+ * by_cache is set */
+static int cut_groups(int n, const int *cache, int by_cache, int fanin, int *lo)
+{
+    int count = 0;
+
+    for (int s = 0; s < n;) {
+        int e = s + 1, pieces;
+        while (e < n && (!by_cache || cache[e] == cache[s]))
+            e++;
+        pieces = (e - s + fanin - 1) / fanin;
+        for (int i = 0; i < pieces; i++)
+            lo[count++] = s + (int) ((long long) (e - s) * i / pieces);
+        s = e;
+    }
+    lo[count] = n;
+    return count;
+}
+
+int MPIR_Topo_cell_groups(int n, const int *cache, int fanin, int *lo)
+{
+    int runs = 1;
+
+    if (fanin < 0) {
+        if (n < MPIR_TOPO_CELL_GROUPS_MIN_LOCAL)
+            fanin = 0;
+        else
+            for (fanin = 1; fanin * fanin < n; fanin++);
+    }
+    if (n <= 0 || fanin < 2 || fanin >= n) {
+        lo[0] = 0;
+        lo[1] = n > 0 ? n : 0;
+        return 1;
+    }
+    /* caches private to one or two processes on average (a core's L2)
+     * would leave groups too small to save any reads: the node is one run */
+    for (int i = 1; cache && i < n; i++)
+        runs += cache[i] != cache[i - 1];
+    return cut_groups(n, cache, cache && runs * 2 < n, fanin, lo);
+}

@@ -196,6 +196,21 @@ void MPIR_Topo_reduce_stages(long long n, int k, int g, int gsize, int j, MPIR_T
  * synchronisation fewer counts more. */
 #define MPIR_TOPO_TWO_LEVEL_MIN_LOCAL 16
 int MPIR_Topo_node_levels(int local_size, int k, int levels);
+/* Groups of a node's n processes (in local order) for a small reduction
+ * through cells in two stages: runs of processes that share their largest
+ * cache (cache[i], -1 unknown; the layout orders a node by package, NUMA
+ * node and cache, so a cache domain is one run), each cut into near-equal
+ * groups of at most fanin; where runs hold two processes or fewer on
+ * average (caches private to a core), the node is one run.  fanin < 0:
+ * about sqrt(n), and only from MPIR_TOPO_CELL_GROUPS_MIN_LOCAL processes;
+ * 0 or 1: one group.  Writes the groups' first indices to lo[0..count]
+ * (lo[count] = n; n + 1 entries at most) and returns count, 1 meaning a
+ * flat reduction.  cache may be NULL (nothing known), or lo itself: no id
+ * is read after its entry is written.  The threshold is not timed (no
+ * machine here has more than 2 cores): below it a flat reduction's p
+ * reads per process are few, and its one wait fewer counts more. */
+#define MPIR_TOPO_CELL_GROUPS_MIN_LOCAL 16
+int MPIR_Topo_cell_groups(int n, const int *cache, int fanin, int *lo);
 
 /* Local reductions in vectors (topo_op.c): in[i] applied to inout[i] for n
  * elements, bit for bit what MPICH's scalar loops give.  Kinds of element

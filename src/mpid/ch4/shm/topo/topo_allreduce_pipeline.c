@@ -98,7 +98,10 @@ cvars:
  * itself: one synchronisation (inputs arrived) instead of two (arrived,
  * slices reduced), which is what small messages pay for.  Measured on 2
  * ranks: whole 0.26 us vs sliced 0.30 us at 1 KiB, 0.41 vs 0.38 at 2 KiB,
- * 1.27 vs 0.75 at 8 KiB. */
+ * 1.27 vs 0.75 at 8 KiB.  Through cells in two stages (whole_cells, from
+ * 16 processes), a process reduces about 2 sqrt(p) inputs of at most
+ * MPIDI_TOPO_CELL_BYTES, where the sliced path waits twice on all p
+ * processes: the cells take every size they hold (not timed apart). */
 #define MPIDI_TOPO_ALLREDUCE_WHOLE_WORK 2048
 
 /* the leaders' network step, used as is by both the rounds and the
@@ -201,16 +204,55 @@ static int whole_round(reduction_t * x)
     return mpi_errno_ret;
 }
 
+/* Input i of a stage of whole_cells: local process i's cell, or (partials)
+ * group i's partial cell, which for a group of one is its member's cell */
+static char *cell_in(MPIDI_Topo_engine_t * e, int partials, int i, uint64_t s)
+{
+    if (partials && e->cell_lo[i + 1] - e->cell_lo[i] > 1)
+        return MPIDI_TOPO_PCELL(e, i, s);
+    return MPIDI_TOPO_CELL(e, partials ? e->cell_lo[i] : i, s);
+}
+
+/* Waits for inputs [lo, hi) of call s, then res = in[lo] op (in[lo+1] op
+ * (... op in[hi-1])): every process the same order, as whole_round.  res
+ * is element 0's base of a buffer of the call's span. */
+static int reduce_cells(reduction_t * x, int partials, int lo, int hi, uint64_t s, char *res)
+{
+    int mpi_errno = MPI_SUCCESS, mpi_errno_ret = MPI_SUCCESS;
+    MPIDI_Topo_engine_t *e = x->e;
+    MPI_Aint span = (x->count - 1) * x->extent + x->true_extent;
+
+    for (int i = lo; i < hi; i++)
+        MPIDI_TOPO_WAIT_GE(e, MPIDI_TOPO_CELL_SEQ(cell_in(e, partials, i, s)), s);
+    memcpy(res + x->true_lb, cell_in(e, partials, hi - 1, s) + MPIDI_TOPO_CELL_DATA, span);
+    for (int i = hi - 2; i >= lo; i--) {
+        mpi_errno = MPIR_Topo_reduce_local(cell_in(e, partials, i, s) + MPIDI_TOPO_CELL_DATA -
+                                           x->true_lb, res, x->count, x->datatype, x->op);
+        MPIDI_TOPO_LOCAL_ERR(e, mpi_errno, mpi_errno_ret, x->errflag);
+    }
+    return mpi_errno_ret;
+}
+
 /* The same within one node up to MPIDI_TOPO_CELL_BYTES, through each
  * process' cells (MPIDI_TOPO_CELL): a reader's wait on a cell's sequence
  * word brings the first bytes of its data with it, and no round is used.
  * On 2 processes, 16 bytes, each call timed alone (bench/run.sh --quick):
- * 0.88 us with the slot, 0.71-0.76 us with cells. */
+ * 0.88 us with the slot, 0.71-0.76 us with cells.
+ *
+ * With several cell groups (MPIR_CVAR_TOPO_CELL_FANIN, large nodes) in two
+ * stages: the first member of each group reduces its group's cells into
+ * the group's partial cell, and every process that wants the result
+ * reduces the partials (a group of one: its member's cell).  A process
+ * then reads about 2 sqrt(p) cells instead of p, and each cell has one
+ * reader in stage 1 instead of p.  Cost, p processes in G groups of at
+ * most f, m bytes, l the latency of a cache line moving between cores:
+ * flat l + p m/B_line reads per process, each line shared by p readers;
+ * two stages 2 l + (f + G) m/B_line reads. */
 static int whole_cells(reduction_t * x)
 {
     int mpi_errno = MPI_SUCCESS, mpi_errno_ret = MPI_SUCCESS;
     MPIDI_Topo_engine_t *e = x->e;
-    int nlocal = e->local_size;
+    int ng = e->ncell_groups, lo = e->cell_lo[e->cell_group], hi = e->cell_lo[e->cell_group + 1];
     MPI_Aint span = (x->count - 1) * x->extent + x->true_extent;
     uint64_t s;
     char *cell;
@@ -219,18 +261,19 @@ static int whole_cells(reduction_t * x)
     cell = MPIDI_TOPO_CELL(e, e->local_rank, s);
     memcpy(cell + MPIDI_TOPO_CELL_DATA, x->sbuf + x->true_lb, span);
     MPIDI_TOPO_CELL_PUBLISH(e, cell, span, s);
+    if (ng > 1 && e->local_rank == lo && hi - lo > 1) {
+        /* stage 1: my group's partial, published also after an error, so
+         * that nobody waits for it */
+        char *part = MPIDI_TOPO_PCELL(e, e->cell_group, s);
+        mpi_errno = reduce_cells(x, 0, lo, hi, s, part + MPIDI_TOPO_CELL_DATA - x->true_lb);
+        MPIR_ERR_ADD(mpi_errno_ret, mpi_errno);
+        MPIDI_TOPO_CELL_PUBLISH(e, part, span, s);
+        MPIDI_TOPO_EVENT(e, "grouped", 0, 0);
+    }
     if (x->wants) {
-        for (int a = 0; a < nlocal; a++)
-            MPIDI_TOPO_WAIT_GE(e, MPIDI_TOPO_CELL_SEQ(MPIDI_TOPO_CELL(e, a, s)), s);
-        /* every process the same order, as whole_round */
-        memcpy(x->rbuf + x->true_lb, MPIDI_TOPO_CELL(e, nlocal - 1, s) + MPIDI_TOPO_CELL_DATA,
-               span);
-        for (int a = nlocal - 2; a >= 0; a--) {
-            mpi_errno = MPIR_Topo_reduce_local(MPIDI_TOPO_CELL(e, a, s) + MPIDI_TOPO_CELL_DATA -
-                                               x->true_lb, x->rbuf, x->count, x->datatype,
-                                               x->op);
-            MPIDI_TOPO_LOCAL_ERR(e, mpi_errno, mpi_errno_ret, x->errflag);
-        }
+        /* flat: every process' cell; two stages: the groups' partials */
+        mpi_errno = reduce_cells(x, ng > 1, 0, ng > 1 ? ng : e->local_size, s, x->rbuf);
+        MPIR_ERR_ADD(mpi_errno_ret, mpi_errno);
         MPIDI_TOPO_EVENT(e, "out", 0, 0);
     }
     MPIDI_Topo_cell_done(e, s);
@@ -468,7 +511,8 @@ static int allreduce_elements(const void *sendbuf, void *recvbuf, MPI_Aint count
     x.rbuf = (char *) recvbuf;
     x.sbuf = sendbuf == MPI_IN_PLACE ? x.rbuf : (const char *) sendbuf;
     if (e->nnodes == 1 && (count - 1) * x.extent + x.true_extent <= MPIDI_TOPO_CELL_BYTES &&
-        (e->local_size - 1) * (count * x.extent) < MPIDI_TOPO_ALLREDUCE_WHOLE_WORK) {
+        (e->ncell_groups > 1 ||
+         (e->local_size - 1) * (count * x.extent) < MPIDI_TOPO_ALLREDUCE_WHOLE_WORK)) {
         MPIDI_Topo_timeline_begin(e, comm, root < 0 ? "allreduce" : "reduce", count * x.extent);
         mpi_errno_ret = whole_cells(&x);
         MPIDI_Topo_timeline_end(e);

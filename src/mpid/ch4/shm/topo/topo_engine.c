@@ -31,6 +31,25 @@ cvars:
         Capped by the smallest number of processes any node has. Read when
         a communicator first uses the engine.
 
+    - name        : MPIR_CVAR_TOPO_CELL_FANIN
+      category    : TOPO
+      type        : int
+      default     : -1
+      class       : none
+      verbosity   : MPI_T_VERBOSITY_USER_BASIC
+      scope       : MPI_T_SCOPE_ALL_EQ
+      description : >-
+        Small allreduce and reduce within a node (up to 1 KiB, through each
+        process' cells) in two stages: the node's processes form groups of
+        at most this many that share a cache (L3) where the topology says
+        so; one process per group reduces its group's inputs, and every
+        process then reduces the groups' results, reading a few cache
+        lines instead of every process' (a flat reduction's reads grow with
+        the square of the processes). 0 or 1: flat, every process reads
+        every input. -1 (default): groups of about the square root of the
+        node's processes, from 16 processes per node (flat below). Read
+        when a communicator first uses the engine.
+
     - name        : MPIR_CVAR_TOPO_PIPELINE_CHUNK_SIZE
       category    : TOPO
       type        : int
@@ -475,6 +494,7 @@ static void engine_free(void *ptr)
         MPIR_Comm_free_impl(e->node_comm);
     MPL_free(e->leader_local);
     MPL_free(e->group_lo);
+    MPL_free(e->cell_lo);
     MPL_free(e->tl);
     MPL_free(e);
 }
@@ -591,12 +611,14 @@ static int setup_layout(MPIR_Comm * comm, MPIR_Topo_comm_t * topo, MPIDI_Topo_en
     if (!fail) {
         e->leader_local = MPL_malloc(topo->layout->k * sizeof(int), MPL_MEM_COLL);
         e->group_lo = MPL_malloc((topo->layout->k + 1) * sizeof(int), MPL_MEM_COLL);
+        /* cache ids of the node's processes, then their cell groups */
+        e->cell_lo = MPL_malloc((comm->local_size + 1) * sizeof(int), MPL_MEM_COLL);
         for (int i = 0; i < 2; i++) {
             spare[i] = MPL_calloc(1, sizeof(MPIR_Topo_comm_t), MPL_MEM_COLL);
             if (spare[i])
                 spare[i]->tree_root = -1;
         }
-        fail = !e->leader_local || !e->group_lo || !spare[0] || !spare[1] ||
+        fail = !e->leader_local || !e->group_lo || !e->cell_lo || !spare[0] || !spare[1] ||
             MPIR_CVAR_TOPO_DEBUG_SETUP_NOMEM == MPIR_Process.comm_world->rank;
     }
     mpi_errno = MPIR_Topo_agree(comm, fail, errflag);
@@ -627,6 +649,16 @@ static int setup_layout(MPIR_Comm * comm, MPIR_Topo_comm_t * topo, MPIDI_Topo_en
             e->group = g;
     }
     e->is_leader = (e->leader_local[e->group] == e->local_rank);
+
+    /* groups of a small reduction through cells, by shared cache (the
+     * ids go in place: group g's start never passes process g's id) */
+    for (int i = 0; i < e->local_size; i++)
+        e->cell_lo[i] = topo->locs[l->order[l->node_start[e->node] + i]].cache;
+    e->ncell_groups = MPIR_Topo_cell_groups(e->local_size, e->cell_lo, MPIR_CVAR_TOPO_CELL_FANIN,
+                                            e->cell_lo);
+    for (int g = 0; g < e->ncell_groups; g++)
+        if (e->local_rank >= e->cell_lo[g])
+            e->cell_group = g;
 
   fn_exit:
     return mpi_errno;
@@ -680,7 +712,7 @@ static int setup_segment(MPIR_Comm * comm, MPIDI_Topo_engine_t * e, MPIR_Errflag
 {
     int mpi_errno = MPI_SUCCESS, fail = 0, any_fail = 0;
     bool map_fail = false;
-    size_t ctrl_bytes, pg = (size_t) sysconf(_SC_PAGESIZE);
+    size_t ctrl_bytes, cell_bytes, pg = (size_t) sysconf(_SC_PAGESIZE);
 
     e->slot_size = MPIR_CVAR_TOPO_PIPELINE_CHUNK_SIZE > 0 ? MPIR_CVAR_TOPO_PIPELINE_CHUNK_SIZE : 0;
     if (e->slot_size < (size_t) comm->local_size * 64)
@@ -688,8 +720,10 @@ static int setup_segment(MPIR_Comm * comm, MPIDI_Topo_engine_t * e, MPIR_Errflag
     e->slot_size = (e->slot_size + 63) & ~(size_t) 63;
     /* one control block per local process, then the node's failure word */
     ctrl_bytes = ((size_t) (e->local_size + 1) * MPIDI_TOPO_CTRL_SIZE + pg - 1) / pg * pg;
-    e->seg_size = ctrl_bytes + (size_t) e->local_size * MPIDI_TOPO_NCELLS *
-        MPIDI_TOPO_CELL_STRIDE + MPIDI_TOPO_NSLOTS * e->slot_size;
+    /* the cells, then (two-stage small reductions) each group's partials */
+    cell_bytes = (size_t) (e->local_size + (e->ncell_groups > 1 ? e->ncell_groups : 0)) *
+        MPIDI_TOPO_NCELLS * MPIDI_TOPO_CELL_STRIDE;
+    e->seg_size = ctrl_bytes + cell_bytes + MPIDI_TOPO_NSLOTS * e->slot_size;
     if (e->local_rank == 0) {
         uint64_t used = MPIDI_POSIX_shm_limit_counter ?
             MPL_atomic_fetch_add_uint64(MPIDI_POSIX_shm_limit_counter, e->seg_size) : 0;
@@ -722,7 +756,8 @@ static int setup_segment(MPIR_Comm * comm, MPIDI_Topo_engine_t * e, MPIR_Errflag
     e->ctrl_base = e->seg;
     e->node_failed = &MPIDI_TOPO_CTRL(e, e->local_size)->arrive;
     e->cells = (char *) e->seg + ctrl_bytes;
-    e->data = e->cells + (size_t) e->local_size * MPIDI_TOPO_NCELLS * MPIDI_TOPO_CELL_STRIDE;
+    e->pcells = e->cells + (size_t) e->local_size * MPIDI_TOPO_NCELLS * MPIDI_TOPO_CELL_STRIDE;
+    e->data = e->cells + cell_bytes;
     e->cells_free = MPIDI_TOPO_NCELLS;
     MPIDI_TOPO_CTRL(e, e->local_rank)->pid = (uint64_t) getpid();
     if (MPIR_CVAR_TOPO_DEBUG_ROUNDS_LEFT > 0) {

@@ -68,6 +68,8 @@
 #define MPIDI_TOPO_CELL(e, local, s) ((e)->cells + ((size_t) (local) * MPIDI_TOPO_NCELLS + \
                                       (s) % MPIDI_TOPO_NCELLS) * MPIDI_TOPO_CELL_STRIDE)
 #define MPIDI_TOPO_CELL_SEQ(cell) ((MPL_atomic_uint64_t *) (cell))
+#define MPIDI_TOPO_PCELL(e, g, s) ((e)->pcells + ((size_t) (g) * MPIDI_TOPO_NCELLS + \
+                                       (s) % MPIDI_TOPO_NCELLS) * MPIDI_TOPO_CELL_STRIDE)
 #define MPIDI_TOPO_NSLOTS 2
 /* progress counters carry (round, step) as round << 20 | step: a round has
  * fewer than 2^20 steps (a step per node at most: the engine runs on fewer
@@ -115,6 +117,13 @@ typedef struct MPIDI_Topo_engine {
     char *ctrl_base;
     char *data;
     char *cells;                /* MPIDI_TOPO_NCELLS cells per local process */
+    /* small reductions in two stages (MPIR_CVAR_TOPO_CELL_FANIN): local
+     * processes [cell_lo[g], cell_lo[g + 1]) form group g, whose first
+     * member reduces their cells into the group's partial cells (pcells,
+     * MPIDI_TOPO_NCELLS per group, when there is more than one group) */
+    int ncell_groups, cell_group;
+    int *cell_lo;
+    char *pcells;
     uint64_t cell_seq;          /* small calls made (their cells' sequence) */
     uint64_t cells_free;        /* own cells up to this sequence may be written */
     size_t slot_size;

@@ -7,7 +7,8 @@
 #      debug output (ompi-cluster.txt);
 #   3. 16 processes on one node, 8 B-1 MiB: mpich-topo's default, MPICH
 #      4.0.2's default, forced topo_pipeline, Open MPI, and allreduce with
-#      the flat small reduction (MPIR_CVAR_TOPO_CELL_FANIN=0);
+#      the flat small reduction (MPIR_CVAR_TOPO_CELL_FANIN=0) and with
+#      512 KiB slots (MPIR_CVAR_TOPO_PIPELINE_CHUNK_SIZE);
 #   4. 16 processes on 4 emulated nodes x 4 (bench/cluster-suite.sh at
 #      2 Gbit/s and its half, block, 64 KiB-1 MiB, Open MPI default and
 #      coll_han beside MPICH): issue 13's targets, with each process on a
@@ -192,6 +193,11 @@ if [ "$(left)" -gt 60 ]; then
     one mpich-topo allgather,bcast,allreduce mpiexec -n $np -bind-to core "$dev/coll_bench" -a default
     one mpich-topo-flatcells allreduce mpiexec -genv MPIR_CVAR_TOPO_CELL_FANIN 0 -n $np -bind-to core \
         "$dev/coll_bench" -a default
+    # allreduce's rounds at 16 processes hold 8 KiB per process (a 128 KiB
+    # slot cut in 16 areas), each with two waits on all 16: 4x larger slots
+    # tell whether those waits are what 256 KiB pays for
+    one mpich-topo-slot512k allreduce mpiexec -genv MPIR_CVAR_TOPO_PIPELINE_CHUNK_SIZE 524288 \
+        -n $np -bind-to core "$dev/coll_bench" -a default
     one mpich allgather,bcast,allreduce mpiexec "${s[@]}" -n $np -bind-to core "$dev/coll_bench" \
         -a default,topo_pipeline
     one openmpi allgather,bcast,allreduce mpirun.openmpi --allow-run-as-root -n $np "${ompibind[@]}" \

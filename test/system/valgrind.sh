@@ -30,6 +30,20 @@ for t in "allgather2" "bcasttest" "allred -count=100" "topo_bcast" "topo_allredu
         fi
     done
 done
+# small allreduces and reduces in two stages through cells (groups [0] [1 2])
+n=$((n + 1))
+# shellcheck disable=SC2086
+out=$(cd "$coll" && timeout 900 "$prefix/bin/mpiexec" -n 3 -env MPIR_CVAR_TOPO_CELL_FANIN 2 $alg \
+    -env MPIR_CVAR_REDUCE_INTRA_ALGORITHM topo_pipeline \
+    valgrind -q --error-exitcode=99 --log-file="$logs/vg.$n.%p" ./topo_allreduce -small=1 -userops=0 2>&1)
+errs=$(cat "$logs"/vg.$n.* 2>/dev/null | grep -c -E '^==[0-9]+== [A-Z]')
+if echo "$out" | grep -q ' No Errors' && [ "$errs" = 0 ]; then
+    echo "ok $n - valgrind topo_allreduce -small=1, 3 processes, cell groups of 2"
+else
+    echo "not ok $n - valgrind topo_allreduce -small=1, 3 processes, cell groups of 2: $errs valgrind lines"
+    cat "$logs"/vg.$n.* 2>/dev/null | head -20
+    fail=$((fail + 1))
+fi
 rm -rf "$logs"
 echo "valgrind: $((n - fail)) passed, $fail failed"
 [ $fail = 0 ]

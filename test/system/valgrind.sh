@@ -14,36 +14,32 @@ make -s -C "$coll" allgather2 bcasttest allred topo_bcast topo_allreduce >/dev/n
 alg="-env MPIR_CVAR_ALLGATHER_INTRA_ALGORITHM topo_pipeline -env MPIR_CVAR_BCAST_INTRA_ALGORITHM topo_pipeline"
 alg="$alg -env MPIR_CVAR_ALLREDUCE_INTRA_ALGORITHM topo_pipeline -env MPIR_CVAR_COLLECTIVE_FALLBACK error"
 fail=0 n=0
+# vg DESCRIPTION MPIEXEC-OPTIONS -- PROGRAM ARGS...: one run under valgrind
+vg() {
+    local desc=$1 opts=$2
+    shift 3
+    n=$((n + 1))
+    # shellcheck disable=SC2086
+    out=$(cd "$coll" && timeout 900 "$prefix/bin/mpiexec" -n 3 $opts $alg \
+        valgrind -q --error-exitcode=99 --log-file="$logs/vg.$n.%p" "$@" 2>&1)
+    errs=$(cat "$logs"/vg.$n.* 2>/dev/null | grep -c -E '^==[0-9]+== [A-Z]')
+    if echo "$out" | grep -q ' No Errors' && [ "$errs" = 0 ]; then
+        echo "ok $n - valgrind $*, 3 processes, $desc"
+    else
+        echo "not ok $n - valgrind $*, 3 processes, $desc: $errs valgrind lines"
+        cat "$logs"/vg.$n.* 2>/dev/null | head -20
+        fail=$((fail + 1))
+    fi
+}
 for t in "allgather2" "bcasttest" "allred -count=100" "topo_bcast" "topo_allreduce -userops=0"; do
     for cl in 1 2; do
-        n=$((n + 1))
         # shellcheck disable=SC2086
-        out=$(cd "$coll" && timeout 900 "$prefix/bin/mpiexec" -n 3 -env MPIR_CVAR_NUM_CLIQUES $cl $alg \
-            valgrind -q --error-exitcode=99 --log-file="$logs/vg.$n.%p" ./$t 2>&1)
-        errs=$(cat "$logs"/vg.$n.* 2>/dev/null | grep -c -E '^==[0-9]+== [A-Z]')
-        if echo "$out" | grep -q ' No Errors' && [ "$errs" = 0 ]; then
-            echo "ok $n - valgrind $t, 3 processes, $cl clique(s)"
-        else
-            echo "not ok $n - valgrind $t, 3 processes, $cl clique(s): $errs valgrind lines"
-            cat "$logs"/vg.$n.* 2>/dev/null | head -20
-            fail=$((fail + 1))
-        fi
+        vg "$cl clique(s)" "-env MPIR_CVAR_NUM_CLIQUES $cl" -- ./$t
     done
 done
 # small allreduces and reduces in two stages through cells (groups [0] [1 2])
-n=$((n + 1))
-# shellcheck disable=SC2086
-out=$(cd "$coll" && timeout 900 "$prefix/bin/mpiexec" -n 3 -env MPIR_CVAR_TOPO_CELL_FANIN 2 $alg \
-    -env MPIR_CVAR_REDUCE_INTRA_ALGORITHM topo_pipeline \
-    valgrind -q --error-exitcode=99 --log-file="$logs/vg.$n.%p" ./topo_allreduce -small=1 -userops=0 2>&1)
-errs=$(cat "$logs"/vg.$n.* 2>/dev/null | grep -c -E '^==[0-9]+== [A-Z]')
-if echo "$out" | grep -q ' No Errors' && [ "$errs" = 0 ]; then
-    echo "ok $n - valgrind topo_allreduce -small=1, 3 processes, cell groups of 2"
-else
-    echo "not ok $n - valgrind topo_allreduce -small=1, 3 processes, cell groups of 2: $errs valgrind lines"
-    cat "$logs"/vg.$n.* 2>/dev/null | head -20
-    fail=$((fail + 1))
-fi
+vg "cell groups of 2" "-env MPIR_CVAR_TOPO_CELL_FANIN 2 -env MPIR_CVAR_REDUCE_INTRA_ALGORITHM topo_pipeline" \
+    -- ./topo_allreduce -small=1 -userops=0
 rm -rf "$logs"
 echo "valgrind: $((n - fail)) passed, $fail failed"
 [ $fail = 0 ]

@@ -1,0 +1,421 @@
+/*
+ * Copyright (C) by the mpich-topo authors. See COPYRIGHT in top-level directory.
+ */
+
+/* Corners that MPI allows and applications reach, each a few calls:
+ *   A. a communicator freed while its nonblocking bcast, allreduce and
+ *      allgather are pending (MPI_Comm_free only marks it);
+ *   B. persistent allreduce and bcast started again and again after their
+ *      communicator handle was freed;
+ *   C. MINLOC/MAXLOC on pair types with padding (MPI_DOUBLE_INT,
+ *      MPI_LONG_DOUBLE_INT, MPI_SHORT_INT), counts across cells, slots and
+ *      chunks, in place or not;
+ *   D. bcast from MPI_BOTTOM of a struct of absolute addresses, every root;
+ *   E. single-process communicators (MPI_COMM_SELF and a split);
+ *   F. allgather and bcast whose processes describe the same signature
+ *      with different types (contiguous, vector, resized vector);
+ *   G. erroneous calls (MPI_REPLACE or MPI_BAND on float in allreduce, a
+ *      root out of range) return an error under MPI_ERRORS_RETURN, and the
+ *      communicator works afterwards;
+ *   H. nonblocking calls on two communicators started in opposite orders
+ *      on odd and even processes, completed in different orders;
+ *   I. C bool (LOR, LXOR) and float complex (SUM, PROD with powers of i,
+ *      exact in any order), reduce to every root in place.
+ * Run with any algorithm forced (and MPIR_CVAR_TOPO_EAGER_SETUP=1 for the
+ * nonblocking ones) or none; argv[1] may name the parts to run ("ACH"). */
+
+#include "mpi.h"
+#include "mpitest.h"
+#include <complex.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int errs = 0, wrank, wsize;
+#define CHECK(c, ...) do { if (!(c)) { if (errs++ < 20) { fprintf(stderr, "[%d] ", wrank); fprintf(stderr, __VA_ARGS__); fprintf(stderr, "\n"); } } } while (0)
+
+/* A: comm freed while nonblocking calls are pending */
+static void test_free_pending(void)
+{
+    MPI_Comm c;
+    MPI_Request r[3];
+    MPI_Status st[3];
+    int n = 5000;
+    int *a = malloc(n * sizeof(int)), *b = malloc(n * sizeof(int));
+    int *g = malloc(wsize * 100 * sizeof(int)), s[100];
+    double x = wrank + 1, y = 0;
+    MPI_Comm_dup(MPI_COMM_WORLD, &c);
+    /* a blocking call sets the engine up */
+    MPI_Allreduce(&x, &y, 1, MPI_DOUBLE, MPI_SUM, c);
+    for (int i = 0; i < n; i++)
+        a[i] = wrank == 1 % wsize ? i * 3 : -1;
+    for (int i = 0; i < n; i++)
+        b[i] = i + wrank;
+    for (int i = 0; i < 100; i++)
+        s[i] = wrank * 1000 + i;
+    MPI_Ibcast(a, n, MPI_INT, 1 % wsize, c, &r[0]);
+    MPI_Iallreduce(MPI_IN_PLACE, b, n, MPI_INT, MPI_SUM, c, &r[1]);
+    MPI_Iallgather(s, 100, MPI_INT, g, 100, MPI_INT, c, &r[2]);
+    MPI_Comm_free(&c);
+    MPI_Waitall(3, r, st);
+    for (int i = 0; i < n; i++) {
+        CHECK(a[i] == i * 3, "free_pending ibcast a[%d]=%d", i, a[i]);
+        CHECK(b[i] == wsize * i + wsize * (wsize - 1) / 2, "free_pending iallreduce b[%d]=%d", i,
+              b[i]);
+    }
+    for (int p = 0; p < wsize; p++)
+        for (int i = 0; i < 100; i++)
+            CHECK(g[p * 100 + i] == p * 1000 + i, "free_pending iallgather");
+    free(a);
+    free(b);
+    free(g);
+}
+
+/* B: persistent requests outliving their communicator handle */
+static void test_free_persistent(void)
+{
+    MPI_Comm c;
+    MPI_Request r[2];
+    int n = 3000, *a = malloc(n * sizeof(int)), *b = malloc(n * sizeof(int));
+    MPI_Comm_dup(MPI_COMM_WORLD, &c);
+    MPI_Allreduce_init(a, b, n, MPI_INT, MPI_MAX, c, MPI_INFO_NULL, &r[0]);
+    MPI_Bcast_init(a, n, MPI_INT, wsize - 1, c, MPI_INFO_NULL, &r[1]);
+    MPI_Comm_free(&c);
+    for (int it = 0; it < 5; it++) {
+        for (int i = 0; i < n; i++)
+            a[i] = (i * 7 + wrank * 13 + it) % 1000;
+        MPI_Start(&r[0]);
+        MPI_Wait(&r[0], MPI_STATUS_IGNORE);
+        for (int i = 0; i < n; i++) {
+            int m = -1;
+            for (int p = 0; p < wsize; p++)
+                if ((i * 7 + p * 13 + it) % 1000 > m)
+                    m = (i * 7 + p * 13 + it) % 1000;
+            CHECK(b[i] == m, "persistent max it %d b[%d]=%d want %d", it, i, b[i], m);
+        }
+        for (int i = 0; i < n; i++)
+            a[i] = wrank == wsize - 1 ? i + it : -5;
+        MPI_Start(&r[1]);
+        MPI_Wait(&r[1], MPI_STATUS_IGNORE);
+        for (int i = 0; i < n; i++)
+            CHECK(a[i] == i + it, "persistent bcast it %d a[%d]=%d", it, i, a[i]);
+    }
+    MPI_Request_free(&r[0]);
+    MPI_Request_free(&r[1]);
+    free(a);
+    free(b);
+}
+
+/* C: MINLOC/MAXLOC on pair types with padding, many counts, IN_PLACE */
+typedef struct { double v; int i; } dint;
+typedef struct { long double v; int i; } ldint;
+typedef struct { short v; int i; } sint;
+static void test_loc(void)
+{
+    int counts[] = { 1, 2, 3, 33, 64, 65, 100, 1000, 4097, 70000 };
+    for (int ci = 0; ci < (int) (sizeof(counts) / sizeof(counts[0])); ci++) {
+        int n = counts[ci];
+        dint *a = malloc(n * sizeof(dint)), *b = malloc(n * sizeof(dint));
+        ldint *la = malloc(n * sizeof(ldint)), *lb = malloc(n * sizeof(ldint));
+        sint *sa = malloc(n * sizeof(sint)), *sb = malloc(n * sizeof(sint));
+        for (int inplace = 0; inplace < 2; inplace++) {
+            for (int i = 0; i < n; i++) {
+                a[i].v = (double) ((i * 31 + wrank * 17) % 11);
+                a[i].i = wrank;
+                la[i].v = (long double) ((i * 13 + wrank * 7) % 5);
+                la[i].i = wrank;
+                sa[i].v = (short) ((i * 5 + wrank * 3) % 7);
+                sa[i].i = wrank;
+            }
+            if (inplace) {
+                memcpy(b, a, n * sizeof(dint));
+                memcpy(lb, la, n * sizeof(ldint));
+                memcpy(sb, sa, n * sizeof(sint));
+            }
+            MPI_Allreduce(inplace ? MPI_IN_PLACE : a, b, n, MPI_DOUBLE_INT, MPI_MINLOC,
+                          MPI_COMM_WORLD);
+            MPI_Allreduce(inplace ? MPI_IN_PLACE : la, lb, n, MPI_LONG_DOUBLE_INT, MPI_MAXLOC,
+                          MPI_COMM_WORLD);
+            MPI_Allreduce(inplace ? MPI_IN_PLACE : sa, sb, n, MPI_SHORT_INT, MPI_MINLOC,
+                          MPI_COMM_WORLD);
+            for (int i = 0; i < n; i++) {
+                double mv = 1e9;
+                int mi = -1;
+                long double Mv = -1;
+                int Mi = -1;
+                int sv = 1000, si = -1;
+                for (int p = 0; p < wsize; p++) {
+                    double v = (double) ((i * 31 + p * 17) % 11);
+                    long double lv = (long double) ((i * 13 + p * 7) % 5);
+                    int s = (i * 5 + p * 3) % 7;
+                    if (v < mv) {
+                        mv = v;
+                        mi = p;
+                    }
+                    if (lv > Mv) {
+                        Mv = lv;
+                        Mi = p;
+                    }
+                    if (s < sv) {
+                        sv = s;
+                        si = p;
+                    }
+                }
+                CHECK(b[i].v == mv && b[i].i == mi, "minloc double_int n=%d ip=%d [%d] got (%g,%d) want (%g,%d)", n, inplace, i, b[i].v, b[i].i, mv, mi);
+                CHECK(lb[i].v == Mv && lb[i].i == Mi, "maxloc long_double_int n=%d ip=%d [%d] got (%Lg,%d) want (%Lg,%d)", n, inplace, i, lb[i].v, lb[i].i, Mv, Mi);
+                CHECK(sb[i].v == sv && sb[i].i == si, "minloc short_int n=%d ip=%d [%d] got (%d,%d) want (%d,%d)", n, inplace, i, sb[i].v, sb[i].i, sv, si);
+            }
+        }
+        free(a); free(b); free(la); free(lb); free(sa); free(sb);
+    }
+}
+
+/* D: bcast from MPI_BOTTOM with an absolute-address struct; root and others
+ * with different layouts of the same signature */
+static void test_bottom(void)
+{
+    for (int root = 0; root < wsize; root++) {
+        int n = 2500;
+        int *x = malloc(n * sizeof(int));
+        double *y = malloc(n * sizeof(double));
+        MPI_Aint disp[2];
+        int bl[2] = { n, n };
+        MPI_Datatype types[2] = { MPI_INT, MPI_DOUBLE }, st;
+        MPI_Get_address(x, &disp[0]);
+        MPI_Get_address(y, &disp[1]);
+        MPI_Type_create_struct(2, bl, disp, types, &st);
+        MPI_Type_commit(&st);
+        for (int i = 0; i < n; i++) {
+            x[i] = wrank == root ? i * 5 + root : -1;
+            y[i] = wrank == root ? i * 0.5 + root : -1;
+        }
+        MPI_Bcast(MPI_BOTTOM, 1, st, root, MPI_COMM_WORLD);
+        for (int i = 0; i < n; i++) {
+            CHECK(x[i] == i * 5 + root, "bottom bcast root %d x[%d]=%d", root, i, x[i]);
+            CHECK(y[i] == i * 0.5 + root, "bottom bcast root %d y[%d]=%g", root, i, y[i]);
+        }
+        MPI_Type_free(&st);
+        free(x);
+        free(y);
+    }
+}
+
+/* E: single-process communicators */
+static void test_self(void)
+{
+    int v[100], w[100];
+    MPI_Comm one;
+    MPI_Comm_split(MPI_COMM_WORLD, wrank, 0, &one);
+    MPI_Comm cs[2] = { MPI_COMM_SELF, one };
+    for (int k = 0; k < 2; k++) {
+        for (int i = 0; i < 100; i++)
+            v[i] = i + wrank;
+        MPI_Allreduce(v, w, 100, MPI_INT, MPI_SUM, cs[k]);
+        for (int i = 0; i < 100; i++)
+            CHECK(w[i] == i + wrank, "self allreduce");
+        MPI_Bcast(v, 100, MPI_INT, 0, cs[k]);
+        MPI_Allgather(v, 100, MPI_INT, w, 100, MPI_INT, cs[k]);
+        for (int i = 0; i < 100; i++)
+            CHECK(w[i] == i + wrank, "self allgather");
+        MPI_Allgather(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, w, 100, MPI_INT, cs[k]);
+        MPI_Barrier(cs[k]);
+    }
+    MPI_Comm_free(&one);
+}
+
+/* F: allgather and bcast with different send and receive types */
+static void test_types(void)
+{
+    int counts[] = { 1, 7, 256, 1023, 5000, 100000 };
+    for (int ci = 0; ci < 6; ci++) {
+        int n = counts[ci];
+        MPI_Datatype cont, vec, rvec;
+        MPI_Type_contiguous(n, MPI_INT, &cont);
+        MPI_Type_commit(&cont);
+        MPI_Type_vector(n, 1, 3, MPI_INT, &vec);
+        MPI_Type_commit(&vec);
+        MPI_Type_create_resized(vec, 0, (MPI_Aint) (3 * n) * sizeof(int), &rvec);
+        MPI_Type_commit(&rvec);
+        int *s = malloc(n * sizeof(int)), *g = malloc((size_t) 3 * n * wsize * sizeof(int));
+        for (int i = 0; i < n; i++)
+            s[i] = wrank * 100000 + i;
+        for (int i = 0; i < 3 * n * wsize; i++)
+            g[i] = -7;
+        /* odd ranks send 1 contiguous of n, even n ints; receive strided */
+        if (wrank % 2)
+            MPI_Allgather(s, 1, cont, g, 1, rvec, MPI_COMM_WORLD);
+        else
+            MPI_Allgather(s, n, MPI_INT, g, 1, rvec, MPI_COMM_WORLD);
+        for (int p = 0; p < wsize; p++)
+            for (int i = 0; i < 3 * n; i++) {
+                int want = i % 3 ? -7 : p * 100000 + i / 3;
+                CHECK(g[p * 3 * n + i] == want, "allgather types n=%d [%d][%d]=%d want %d", n, p, i, g[p * 3 * n + i], want);
+            }
+        /* bcast: root contiguous ints, others a vector */
+        for (int root = 0; root < wsize; root++) {
+            for (int i = 0; i < 3 * n; i++)
+                g[i] = -7;
+            if (wrank == root) {
+                for (int i = 0; i < n; i++)
+                    g[i] = root + i * 2;
+                MPI_Bcast(g, n, MPI_INT, root, MPI_COMM_WORLD);
+            } else {
+                MPI_Bcast(g, 1, vec, root, MPI_COMM_WORLD);
+                for (int i = 0; i < 3 * n - 2; i++) {
+                    int want = i % 3 ? -7 : root + (i / 3) * 2;
+                    CHECK(g[i] == want, "bcast types n=%d root %d [%d]=%d want %d", n, root, i, g[i], want);
+                }
+            }
+        }
+        free(s);
+        free(g);
+        MPI_Type_free(&cont);
+        MPI_Type_free(&vec);
+        MPI_Type_free(&rvec);
+    }
+}
+
+/* G: bad op gives an error, not a hang */
+static void test_bad(void)
+{
+    int v = 1, w = 0, rc;
+    MPI_Comm c;
+    MPI_Comm_dup(MPI_COMM_WORLD, &c);
+    MPI_Comm_set_errhandler(c, MPI_ERRORS_RETURN);
+    rc = MPI_Allreduce(&v, &w, 1, MPI_INT, MPI_REPLACE, c);
+    CHECK(rc != MPI_SUCCESS, "allreduce MPI_REPLACE succeeded");
+    rc = MPI_Allreduce(&v, &w, 1, MPI_FLOAT, MPI_BAND, c);
+    CHECK(rc != MPI_SUCCESS, "allreduce BAND on float succeeded");
+    rc = MPI_Bcast(&v, 1, MPI_INT, wsize, c);
+    CHECK(rc != MPI_SUCCESS, "bcast bad root succeeded");
+    /* still usable */
+    rc = MPI_Allreduce(&v, &w, 1, MPI_INT, MPI_SUM, c);
+    CHECK(rc == MPI_SUCCESS && w == wsize, "allreduce after errors: rc %d w %d", rc, w);
+    MPI_Comm_free(&c);
+}
+
+/* H: nonblocking calls on two comms started in opposite orders */
+static void test_cross_order(void)
+{
+    MPI_Comm a, b;
+    MPI_Request r[4];
+    MPI_Status st[4];
+    int n = 200000;
+    int *x = malloc(n * sizeof(int)), *y = malloc(n * sizeof(int));
+    int *u = malloc(n * sizeof(int)), *v = malloc(n * sizeof(int));
+    MPI_Comm_dup(MPI_COMM_WORLD, &a);
+    MPI_Comm_dup(MPI_COMM_WORLD, &b);
+    MPI_Allreduce(MPI_IN_PLACE, &n, 1, MPI_INT, MPI_MAX, a);
+    MPI_Allreduce(MPI_IN_PLACE, &n, 1, MPI_INT, MPI_MAX, b);
+    for (int it = 0; it < 4; it++) {
+        for (int i = 0; i < n; i++) {
+            x[i] = i + wrank;
+            y[i] = 2 * i - wrank;
+            u[i] = wrank == 0 ? i ^ it : 0;
+            v[i] = wrank == wsize - 1 ? i + it : 0;
+        }
+        if (wrank % 2) {
+            MPI_Iallreduce(MPI_IN_PLACE, x, n, MPI_INT, MPI_SUM, a, &r[0]);
+            MPI_Ibcast(u, n, MPI_INT, 0, a, &r[2]);
+            MPI_Iallreduce(MPI_IN_PLACE, y, n, MPI_INT, MPI_SUM, b, &r[1]);
+            MPI_Ibcast(v, n, MPI_INT, wsize - 1, b, &r[3]);
+        } else {
+            MPI_Iallreduce(MPI_IN_PLACE, y, n, MPI_INT, MPI_SUM, b, &r[1]);
+            MPI_Ibcast(v, n, MPI_INT, wsize - 1, b, &r[3]);
+            MPI_Iallreduce(MPI_IN_PLACE, x, n, MPI_INT, MPI_SUM, a, &r[0]);
+            MPI_Ibcast(u, n, MPI_INT, 0, a, &r[2]);
+        }
+        if (it % 2) {
+            MPI_Wait(&r[3], MPI_STATUS_IGNORE);
+            MPI_Wait(&r[2], MPI_STATUS_IGNORE);
+            MPI_Wait(&r[1], MPI_STATUS_IGNORE);
+            MPI_Wait(&r[0], MPI_STATUS_IGNORE);
+        } else
+            MPI_Waitall(4, r, st);
+        for (int i = 0; i < n; i++) {
+            CHECK(x[i] == wsize * i + wsize * (wsize - 1) / 2, "cross x[%d]", i);
+            CHECK(y[i] == wsize * 2 * i - wsize * (wsize - 1) / 2, "cross y[%d]", i);
+            CHECK(u[i] == (i ^ it), "cross u[%d]", i);
+            CHECK(v[i] == i + it, "cross v[%d]", i);
+        }
+    }
+    MPI_Comm_free(&a);
+    MPI_Comm_free(&b);
+    free(x); free(y); free(u); free(v);
+}
+
+/* i^k: products and sums of these are exact in any order */
+static float _Complex unit(int k)
+{
+    static const float _Complex u[4] = { 1.0f, I, -1.0f, -I };
+    return u[k % 4];
+}
+
+/* I: C bool and float complex, reduce to every root in place */
+static void test_misc_types(void)
+{
+    int n = 777;
+    _Bool *ba = malloc(n), *bb = malloc(n);
+    float _Complex *ca = malloc(n * sizeof(*ca)), *cb = malloc(n * sizeof(*cb));
+    for (int i = 0; i < n; i++) {
+        ba[i] = (i + wrank) % 3 == 0;
+        ca[i] = unit(i + wrank);
+    }
+    MPI_Allreduce(ba, bb, n, MPI_C_BOOL, MPI_LOR, MPI_COMM_WORLD);
+    for (int i = 0; i < n; i++) {
+        int w = 0;
+        for (int p = 0; p < wsize; p++)
+            w |= (i + p) % 3 == 0;
+        CHECK(bb[i] == w, "bool lor [%d]", i);
+    }
+    MPI_Allreduce(ba, bb, n, MPI_C_BOOL, MPI_LXOR, MPI_COMM_WORLD);
+    for (int i = 0; i < n; i++) {
+        int w = 0;
+        for (int p = 0; p < wsize; p++)
+            w ^= (i + p) % 3 == 0;
+        CHECK(bb[i] == w, "bool lxor [%d]", i);
+    }
+    MPI_Allreduce(ca, cb, n, MPI_C_FLOAT_COMPLEX, MPI_SUM, MPI_COMM_WORLD);
+    for (int i = 0; i < n; i++) {
+        float _Complex w = 0;
+        for (int p = 0; p < wsize; p++)
+            w += unit(i + p);
+        CHECK(cb[i] == w, "complex sum [%d]", i);
+    }
+    for (int root = 0; root < wsize; root++) {
+        for (int i = 0; i < n; i++)
+            cb[i] = -1;
+        MPI_Reduce(wrank == root ? MPI_IN_PLACE : ca, wrank == root ? ca : cb, n,
+                   MPI_C_FLOAT_COMPLEX, MPI_PROD, root, MPI_COMM_WORLD);
+        if (wrank == root) {
+            for (int i = 0; i < n; i++) {
+                float _Complex w = 1;
+                for (int p = 0; p < wsize; p++)
+                    w *= unit(i + p);
+                CHECK(ca[i] == w, "complex prod root %d [%d]", root, i);
+            }
+        }
+        for (int i = 0; i < n; i++)
+            ca[i] = unit(i + wrank);
+    }
+    free(ba); free(bb); free(ca); free(cb);
+}
+
+int main(int argc, char **argv)
+{
+    MTest_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &wrank);
+    MPI_Comm_size(MPI_COMM_WORLD, &wsize);
+    const char *which = argc > 1 ? argv[1] : "ABCDEFGHI";
+    if (strchr(which, 'A')) test_free_pending();
+    if (strchr(which, 'B')) test_free_persistent();
+    if (strchr(which, 'C')) test_loc();
+    if (strchr(which, 'D')) test_bottom();
+    if (strchr(which, 'E')) test_self();
+    if (strchr(which, 'F')) test_types();
+    if (strchr(which, 'G')) test_bad();
+    if (strchr(which, 'H')) test_cross_order();
+    if (strchr(which, 'I')) test_misc_types();
+    MTest_Finalize(errs);
+    return MTestReturnValue(errs);
+}

@@ -1,12 +1,13 @@
 #!/bin/bash
 # Where the time of a small collective goes, per layer: perf samples of
-# every process of a back-to-back loop (bench/small_calls.c, 4 million
-# calls; sampling starts 1.5 s in, after MPI_Init, at 2 kHz: faster sampling
-# slows a paravirtualised machine's loop several times), grouped by function
-# into the layers of a call, as a share of the samples and as nanoseconds
-# per call.
+# every process of a back-to-back loop (bench/small_calls.c, 16 million
+# calls by default; sampling starts 1 s in, after MPI_Init, at 2 kHz: faster
+# sampling slows a paravirtualised machine's loop several times), grouped
+# by function into the layers of a call, as a share of the samples and as
+# nanoseconds per call. A loop that ends before sampling starts (a fast
+# machine, too few calls) is reported as such: raise --calls.
 #
-#   bench/small-profile.sh [--prefix DIR] [--np N] [--bytes B] [COLL...]
+#   bench/small-profile.sh [--prefix DIR] [--np N] [--bytes B] [--calls N] [COLL...]
 #
 # COLL: barrier bcast allreduce reduce allgather (default: all five).
 # Needs perf (linux-perf) and permission to sample (root, or
@@ -17,12 +18,14 @@ top=$(cd "$(dirname "$0")/.." && pwd)
 prefix=$top/install-ofi
 np=2
 bytes=16
+calls=16000000
 colls=()
 while [ $# -gt 0 ]; do
     case $1 in
         --prefix) prefix=$2; shift ;;
         --np) np=$2; shift ;;
         --bytes) bytes=$2; shift ;;
+        --calls) calls=$2; shift ;;
         -h|--help) sed -n '2,/^[^#]/s/^# \{0,1\}//p' "$0"; exit 0 ;;
         *) colls+=("$1") ;;
     esac
@@ -57,10 +60,14 @@ layer() {
 echo "layer shares of $np processes' samples (perf), ns per call = share x loop time"
 for c in "${colls[@]}"; do
     out=$("$prefix/bin/mpiexec" -n "$np" -bind-to core sh -c \
-        "exec perf record -q -F 2000 -D 1500 -o $tmp/perf.\$PMI_RANK $tmp/small_calls -p -c $c -b $bytes -i 4000000 -l profile" 2>/dev/null)
+        "exec perf record -q -F 2000 -D 1000 -o $tmp/perf.\$PMI_RANK $tmp/small_calls -p -c $c -b $bytes -i $calls -l profile" 2>/dev/null)
     loop=$(echo "$out" | topo_csv - 'f("collective") == "'"$c"'" { print f("loop_us") }')
     echo
     echo "$c, $bytes B, $np processes: $loop us per call back to back"
+    if [ -z "$(perf report -q -i "$tmp/perf.0" --sort sym --stdio 2>/dev/null)" ]; then
+        echo "  no samples: the loop ended before sampling began (raise --calls)"
+        continue
+    fi
     for r in $(seq 0 $((np - 1))); do
         perf report -q -i "$tmp/perf.$r" --sort sym --stdio 2>/dev/null | awk 'NF>=3 {print $1, ($2 == "[k]" ? "[k]" : ""), $3}'
     done | awk '{p=$1; sub(/%/,"",p); $1=""; a[$0]+=p} END {for (k in a) printf "%.2f%% %s\n", a[k]/'"$np"', k}' |

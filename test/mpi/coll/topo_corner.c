@@ -27,12 +27,25 @@
 #include "mpi.h"
 #include "mpitest.h"
 #include <complex.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 static int errs = 0, wrank, wsize;
-#define CHECK(c, ...) do { if (!(c)) { if (errs++ < 20) { fprintf(stderr, "[%d] ", wrank); fprintf(stderr, __VA_ARGS__); fprintf(stderr, "\n"); } } } while (0)
+/* counts a failed check, and prints the first 20 */
+static void check(int ok, const char *fmt, ...)
+{
+    va_list ap;
+
+    if (ok || errs++ >= 20)
+        return;
+    fprintf(stderr, "[%d] ", wrank);
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fputc('\n', stderr);
+}
 
 /* A: comm freed while nonblocking calls are pending */
 static void test_free_pending(void)
@@ -59,13 +72,13 @@ static void test_free_pending(void)
     MPI_Comm_free(&c);
     MPI_Waitall(3, r, st);
     for (int i = 0; i < n; i++) {
-        CHECK(a[i] == i * 3, "free_pending ibcast a[%d]=%d", i, a[i]);
-        CHECK(b[i] == wsize * i + wsize * (wsize - 1) / 2, "free_pending iallreduce b[%d]=%d", i,
+        check(a[i] == i * 3, "free_pending ibcast a[%d]=%d", i, a[i]);
+        check(b[i] == wsize * i + wsize * (wsize - 1) / 2, "free_pending iallreduce b[%d]=%d", i,
               b[i]);
     }
     for (int p = 0; p < wsize; p++)
         for (int i = 0; i < 100; i++)
-            CHECK(g[p * 100 + i] == p * 1000 + i, "free_pending iallgather");
+            check(g[p * 100 + i] == p * 1000 + i, "free_pending iallgather");
     free(a);
     free(b);
     free(g);
@@ -91,14 +104,14 @@ static void test_free_persistent(void)
             for (int p = 0; p < wsize; p++)
                 if ((i * 7 + p * 13 + it) % 1000 > m)
                     m = (i * 7 + p * 13 + it) % 1000;
-            CHECK(b[i] == m, "persistent max it %d b[%d]=%d want %d", it, i, b[i], m);
+            check(b[i] == m, "persistent max it %d b[%d]=%d want %d", it, i, b[i], m);
         }
         for (int i = 0; i < n; i++)
             a[i] = wrank == wsize - 1 ? i + it : -5;
         MPI_Start(&r[1]);
         MPI_Wait(&r[1], MPI_STATUS_IGNORE);
         for (int i = 0; i < n; i++)
-            CHECK(a[i] == i + it, "persistent bcast it %d a[%d]=%d", it, i, a[i]);
+            check(a[i] == i + it, "persistent bcast it %d a[%d]=%d", it, i, a[i]);
     }
     MPI_Request_free(&r[0]);
     MPI_Request_free(&r[1]);
@@ -107,9 +120,18 @@ static void test_free_persistent(void)
 }
 
 /* C: MINLOC/MAXLOC on pair types with padding, many counts, IN_PLACE */
-typedef struct { double v; int i; } dint;
-typedef struct { long double v; int i; } ldint;
-typedef struct { short v; int i; } sint;
+typedef struct {
+    double v;
+    int i;
+} dint;
+typedef struct {
+    long double v;
+    int i;
+} ldint;
+typedef struct {
+    short v;
+    int i;
+} sint;
 static void test_loc(void)
 {
     int counts[] = { 1, 2, 3, 33, 64, 65, 100, 1000, 4097, 70000 };
@@ -161,12 +183,23 @@ static void test_loc(void)
                         si = p;
                     }
                 }
-                CHECK(b[i].v == mv && b[i].i == mi, "minloc double_int n=%d ip=%d [%d] got (%g,%d) want (%g,%d)", n, inplace, i, b[i].v, b[i].i, mv, mi);
-                CHECK(lb[i].v == Mv && lb[i].i == Mi, "maxloc long_double_int n=%d ip=%d [%d] got (%Lg,%d) want (%Lg,%d)", n, inplace, i, lb[i].v, lb[i].i, Mv, Mi);
-                CHECK(sb[i].v == sv && sb[i].i == si, "minloc short_int n=%d ip=%d [%d] got (%d,%d) want (%d,%d)", n, inplace, i, sb[i].v, sb[i].i, sv, si);
+                int ok_d = b[i].v == mv && b[i].i == mi;
+                int ok_ld = lb[i].v == Mv && lb[i].i == Mi;
+                int ok_s = sb[i].v == sv && sb[i].i == si;
+                check(ok_d, "minloc double_int n=%d ip=%d [%d] got (%g,%d) want (%g,%d)", n,
+                      inplace, i, b[i].v, b[i].i, mv, mi);
+                check(ok_ld, "maxloc long_double_int n=%d ip=%d [%d] got (%Lg,%d) want (%Lg,%d)",
+                      n, inplace, i, lb[i].v, lb[i].i, Mv, Mi);
+                check(ok_s, "minloc short_int n=%d ip=%d [%d] got (%d,%d) want (%d,%d)", n,
+                      inplace, i, sb[i].v, sb[i].i, sv, si);
             }
         }
-        free(a); free(b); free(la); free(lb); free(sa); free(sb);
+        free(a);
+        free(b);
+        free(la);
+        free(lb);
+        free(sa);
+        free(sb);
     }
 }
 
@@ -191,8 +224,8 @@ static void test_bottom(void)
         }
         MPI_Bcast(MPI_BOTTOM, 1, st, root, MPI_COMM_WORLD);
         for (int i = 0; i < n; i++) {
-            CHECK(x[i] == i * 5 + root, "bottom bcast root %d x[%d]=%d", root, i, x[i]);
-            CHECK(y[i] == i * 0.5 + root, "bottom bcast root %d y[%d]=%g", root, i, y[i]);
+            check(x[i] == i * 5 + root, "bottom bcast root %d x[%d]=%d", root, i, x[i]);
+            check(y[i] == i * 0.5 + root, "bottom bcast root %d y[%d]=%g", root, i, y[i]);
         }
         MPI_Type_free(&st);
         free(x);
@@ -212,11 +245,11 @@ static void test_self(void)
             v[i] = i + wrank;
         MPI_Allreduce(v, w, 100, MPI_INT, MPI_SUM, cs[k]);
         for (int i = 0; i < 100; i++)
-            CHECK(w[i] == i + wrank, "self allreduce");
+            check(w[i] == i + wrank, "self allreduce");
         MPI_Bcast(v, 100, MPI_INT, 0, cs[k]);
         MPI_Allgather(v, 100, MPI_INT, w, 100, MPI_INT, cs[k]);
         for (int i = 0; i < 100; i++)
-            CHECK(w[i] == i + wrank, "self allgather");
+            check(w[i] == i + wrank, "self allgather");
         MPI_Allgather(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, w, 100, MPI_INT, cs[k]);
         MPI_Barrier(cs[k]);
     }
@@ -249,7 +282,8 @@ static void test_types(void)
         for (int p = 0; p < wsize; p++)
             for (int i = 0; i < 3 * n; i++) {
                 int want = i % 3 ? -7 : p * 100000 + i / 3;
-                CHECK(g[p * 3 * n + i] == want, "allgather types n=%d [%d][%d]=%d want %d", n, p, i, g[p * 3 * n + i], want);
+                check(g[p * 3 * n + i] == want, "allgather types n=%d [%d][%d]=%d want %d", n, p, i,
+                      g[p * 3 * n + i], want);
             }
         /* bcast: root contiguous ints, others a vector */
         for (int root = 0; root < wsize; root++) {
@@ -263,7 +297,8 @@ static void test_types(void)
                 MPI_Bcast(g, 1, vec, root, MPI_COMM_WORLD);
                 for (int i = 0; i < 3 * n - 2; i++) {
                     int want = i % 3 ? -7 : root + (i / 3) * 2;
-                    CHECK(g[i] == want, "bcast types n=%d root %d [%d]=%d want %d", n, root, i, g[i], want);
+                    check(g[i] == want, "bcast types n=%d root %d [%d]=%d want %d", n, root, i,
+                          g[i], want);
                 }
             }
         }
@@ -283,14 +318,14 @@ static void test_bad(void)
     MPI_Comm_dup(MPI_COMM_WORLD, &c);
     MPI_Comm_set_errhandler(c, MPI_ERRORS_RETURN);
     rc = MPI_Allreduce(&v, &w, 1, MPI_INT, MPI_REPLACE, c);
-    CHECK(rc != MPI_SUCCESS, "allreduce MPI_REPLACE succeeded");
+    check(rc != MPI_SUCCESS, "allreduce MPI_REPLACE succeeded");
     rc = MPI_Allreduce(&v, &w, 1, MPI_FLOAT, MPI_BAND, c);
-    CHECK(rc != MPI_SUCCESS, "allreduce BAND on float succeeded");
+    check(rc != MPI_SUCCESS, "allreduce BAND on float succeeded");
     rc = MPI_Bcast(&v, 1, MPI_INT, wsize, c);
-    CHECK(rc != MPI_SUCCESS, "bcast bad root succeeded");
+    check(rc != MPI_SUCCESS, "bcast bad root succeeded");
     /* still usable */
     rc = MPI_Allreduce(&v, &w, 1, MPI_INT, MPI_SUM, c);
-    CHECK(rc == MPI_SUCCESS && w == wsize, "allreduce after errors: rc %d w %d", rc, w);
+    check(rc == MPI_SUCCESS && w == wsize, "allreduce after errors: rc %d w %d", rc, w);
     MPI_Comm_free(&c);
 }
 
@@ -333,15 +368,18 @@ static void test_cross_order(void)
         } else
             MPI_Waitall(4, r, st);
         for (int i = 0; i < n; i++) {
-            CHECK(x[i] == wsize * i + wsize * (wsize - 1) / 2, "cross x[%d]", i);
-            CHECK(y[i] == wsize * 2 * i - wsize * (wsize - 1) / 2, "cross y[%d]", i);
-            CHECK(u[i] == (i ^ it), "cross u[%d]", i);
-            CHECK(v[i] == i + it, "cross v[%d]", i);
+            check(x[i] == wsize * i + wsize * (wsize - 1) / 2, "cross x[%d]", i);
+            check(y[i] == wsize * 2 * i - wsize * (wsize - 1) / 2, "cross y[%d]", i);
+            check(u[i] == (i ^ it), "cross u[%d]", i);
+            check(v[i] == i + it, "cross v[%d]", i);
         }
     }
     MPI_Comm_free(&a);
     MPI_Comm_free(&b);
-    free(x); free(y); free(u); free(v);
+    free(x);
+    free(y);
+    free(u);
+    free(v);
 }
 
 /* i^k: products and sums of these are exact in any order */
@@ -366,21 +404,21 @@ static void test_misc_types(void)
         int w = 0;
         for (int p = 0; p < wsize; p++)
             w |= (i + p) % 3 == 0;
-        CHECK(bb[i] == w, "bool lor [%d]", i);
+        check(bb[i] == w, "bool lor [%d]", i);
     }
     MPI_Allreduce(ba, bb, n, MPI_C_BOOL, MPI_LXOR, MPI_COMM_WORLD);
     for (int i = 0; i < n; i++) {
         int w = 0;
         for (int p = 0; p < wsize; p++)
             w ^= (i + p) % 3 == 0;
-        CHECK(bb[i] == w, "bool lxor [%d]", i);
+        check(bb[i] == w, "bool lxor [%d]", i);
     }
     MPI_Allreduce(ca, cb, n, MPI_C_FLOAT_COMPLEX, MPI_SUM, MPI_COMM_WORLD);
     for (int i = 0; i < n; i++) {
         float _Complex w = 0;
         for (int p = 0; p < wsize; p++)
             w += unit(i + p);
-        CHECK(cb[i] == w, "complex sum [%d]", i);
+        check(cb[i] == w, "complex sum [%d]", i);
     }
     for (int root = 0; root < wsize; root++) {
         for (int i = 0; i < n; i++)
@@ -392,13 +430,16 @@ static void test_misc_types(void)
                 float _Complex w = 1;
                 for (int p = 0; p < wsize; p++)
                     w *= unit(i + p);
-                CHECK(ca[i] == w, "complex prod root %d [%d]", root, i);
+                check(ca[i] == w, "complex prod root %d [%d]", root, i);
             }
         }
         for (int i = 0; i < n; i++)
             ca[i] = unit(i + wrank);
     }
-    free(ba); free(bb); free(ca); free(cb);
+    free(ba);
+    free(bb);
+    free(ca);
+    free(cb);
 }
 
 int main(int argc, char **argv)
@@ -407,15 +448,24 @@ int main(int argc, char **argv)
     MPI_Comm_rank(MPI_COMM_WORLD, &wrank);
     MPI_Comm_size(MPI_COMM_WORLD, &wsize);
     const char *which = argc > 1 ? argv[1] : "ABCDEFGHI";
-    if (strchr(which, 'A')) test_free_pending();
-    if (strchr(which, 'B')) test_free_persistent();
-    if (strchr(which, 'C')) test_loc();
-    if (strchr(which, 'D')) test_bottom();
-    if (strchr(which, 'E')) test_self();
-    if (strchr(which, 'F')) test_types();
-    if (strchr(which, 'G')) test_bad();
-    if (strchr(which, 'H')) test_cross_order();
-    if (strchr(which, 'I')) test_misc_types();
+    if (strchr(which, 'A'))
+        test_free_pending();
+    if (strchr(which, 'B'))
+        test_free_persistent();
+    if (strchr(which, 'C'))
+        test_loc();
+    if (strchr(which, 'D'))
+        test_bottom();
+    if (strchr(which, 'E'))
+        test_self();
+    if (strchr(which, 'F'))
+        test_types();
+    if (strchr(which, 'G'))
+        test_bad();
+    if (strchr(which, 'H'))
+        test_cross_order();
+    if (strchr(which, 'I'))
+        test_misc_types();
     MTest_Finalize(errs);
     return MTestReturnValue(errs);
 }

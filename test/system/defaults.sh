@@ -45,11 +45,15 @@ check "one node: allgather topo_pipeline below 32 KiB in all, MPICH's tree above
     'valid && sel allgather topo_pipeline parent 2 && sizes allgather topo_pipeline parent 2 | grep -q "8K-<16K B" && ! sizes allgather topo_pipeline parent 2 | grep -qE "64K-" && sizes allgather recursive_doubling parent 2 | grep -q "64K-<128K B" && sizes allgather ring parent 2 | grep -q "4M-<8192K B"'
 
 # 1b. more than 8 processes on one node keep topo_pipeline up to 64 KiB in
-#     all (maint/patches/0030; 16 processes with a core each measured it),
+#     all, 64 KiB included (maint/patches/0030; 16 processes with a core
+#     each measured it),
 #     8 or fewer take MPICH's tree from 32 KiB (2, 4, 8 KiB per process)
 run 9 -bind-to core $bench -c allgather -m 2048 -M 8192 -s 2
 check "one node, 9 processes: allgather topo_pipeline up to 4 KiB per process (36 KiB in all), Bruck's at 8 KiB" \
     'valid && sizes allgather topo_pipeline parent 9 | grep -qE "2K-<4K B: [0-9]+, 4K-<8K B: [0-9]+$" && sizes allgather brucks parent 9 | grep -qE "sizes 8K-<16K B: [0-9]+$"'
+run 16 -bind-to core $bench -c allgather -m 4096 -M 8192 -s 2
+check "one node, 16 processes: allgather topo_pipeline at 4 KiB per process (64 KiB in all, ahead of MPICH's on both lent machines), recursive doubling at 8 KiB" \
+    'valid && sizes allgather topo_pipeline parent 16 | grep -qE "4K-<8K B: [0-9]+$" && sizes allgather recursive_doubling parent 16 | grep -qE "sizes 8K-<16K B: [0-9]+$"'
 run 8 -bind-to core $bench -c allgather -m 2048 -M 8192 -s 2
 check "one node, 8 processes: allgather topo_pipeline at 2 KiB per process, recursive doubling from 4 KiB (32 KiB in all)" \
     'valid && sizes allgather topo_pipeline parent 8 | grep -qE ", 2K-<4K B: [0-9]+$" && sizes allgather recursive_doubling parent 8 | grep -qE "sizes 4K-<8K B: [0-9]+, 8K-<16K B: [0-9]+$"'

@@ -447,25 +447,14 @@ int main(int argc, char **argv)
     MTest_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &wrank);
     MPI_Comm_size(MPI_COMM_WORLD, &wsize);
+    /* parts A to I, in order */
+    void (*const parts[])(void) = { test_free_pending, test_free_persistent, test_loc,
+        test_bottom, test_self, test_types, test_bad, test_cross_order, test_misc_types
+    };
     const char *which = argc > 1 ? argv[1] : "ABCDEFGHI";
-    if (strchr(which, 'A'))
-        test_free_pending();
-    if (strchr(which, 'B'))
-        test_free_persistent();
-    if (strchr(which, 'C'))
-        test_loc();
-    if (strchr(which, 'D'))
-        test_bottom();
-    if (strchr(which, 'E'))
-        test_self();
-    if (strchr(which, 'F'))
-        test_types();
-    if (strchr(which, 'G'))
-        test_bad();
-    if (strchr(which, 'H'))
-        test_cross_order();
-    if (strchr(which, 'I'))
-        test_misc_types();
+    for (int i = 0; i < (int) (sizeof(parts) / sizeof(parts[0])); i++)
+        if (strchr(which, 'A' + i))
+            parts[i] ();
     MTest_Finalize(errs);
     return MTestReturnValue(errs);
 }

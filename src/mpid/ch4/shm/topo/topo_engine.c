@@ -651,10 +651,13 @@ static int setup_layout(MPIR_Comm * comm, MPIR_Topo_comm_t * topo, MPIDI_Topo_en
     e->is_leader = (e->leader_local[e->group] == e->local_rank);
 
     /* groups of a small reduction through cells, by shared cache (the
-     * ids go in place: group g's start never passes process g's id) */
+     * ids go in place: group g's start never passes process g's id);
+     * cells reduce on one node only, so several nodes keep one group and
+     * their segments no partial cells */
     for (int i = 0; i < e->local_size; i++)
         e->cell_lo[i] = topo->locs[l->order[l->node_start[e->node] + i]].cache;
-    e->ncell_groups = MPIR_Topo_cell_groups(e->local_size, e->cell_lo, MPIR_CVAR_TOPO_CELL_FANIN,
+    e->ncell_groups = MPIR_Topo_cell_groups(e->local_size, e->cell_lo,
+                                            e->nnodes == 1 ? MPIR_CVAR_TOPO_CELL_FANIN : 0,
                                             e->cell_lo);
     for (int g = 0; g < e->ncell_groups; g++)
         if (e->local_rank >= e->cell_lo[g])

@@ -104,8 +104,22 @@ cvars:
  * processes: the cells take every size they hold (not timed apart). */
 #define MPIDI_TOPO_ALLREDUCE_WHOLE_WORK 2048
 
-/* the leaders' network step, used as is by both the rounds and the
- * one-process-per-node case */
+/* The leaders' network step of a call that is one round (and of one
+ * process per node), which nothing overlaps: recursive doubling sends
+ * log N messages of c bytes, reduce-scatter/allgather 2 log N of about
+ * c/N, the same bytes on 2 nodes and at most 2 (N-1)/N c instead of
+ * log N c on more.  With B = MPIR_CVAR_TOPO_NETWORK_LATENCY_BYTES (a
+ * message's latency in bytes), recursive doubling is the faster while
+ * c (log N - 2 (N-1)/N) < B log N, which holds for every N while c <= B:
+ * up to B (or MPICH's short-message size, if larger) it takes recursive
+ * doubling, as the binomial tree for reduce, where MPICH switches at
+ * 2 KiB whatever the network.  (The rounds of longer calls overlap their
+ * latencies and go through MPICH's nonblocking selection.) */
+static MPI_Aint net_short_bytes(MPI_Aint cvar)
+{
+    return MPL_MAX(cvar, (MPI_Aint) MPIR_CVAR_TOPO_NETWORK_LATENCY_BYTES);
+}
+
 static int allreduce_net(const void *sendbuf, void *recvbuf, MPI_Aint count,
                          MPI_Datatype datatype, MPI_Op op, MPIR_Comm * comm,
                          MPIR_Errflag_t * errflag)
@@ -114,7 +128,7 @@ static int allreduce_net(const void *sendbuf, void *recvbuf, MPI_Aint count,
 
     MPIR_Datatype_get_size_macro(datatype, tsize);
     if (count >= MPL_pof2(comm->local_size) &&
-        count * tsize > MPIR_CVAR_ALLREDUCE_SHORT_MSG_SIZE)
+        count * tsize > net_short_bytes(MPIR_CVAR_ALLREDUCE_SHORT_MSG_SIZE))
         return MPIR_Allreduce_intra_reduce_scatter_allgather(sendbuf, recvbuf, count, datatype,
                                                              op, comm, errflag);
     return MPIR_Allreduce_intra_recursive_doubling(sendbuf, recvbuf, count, datatype, op, comm,
@@ -127,7 +141,8 @@ static int reduce_net(const void *sendbuf, void *recvbuf, MPI_Aint count, MPI_Da
     MPI_Aint tsize;
 
     MPIR_Datatype_get_size_macro(datatype, tsize);
-    if (count >= MPL_pof2(comm->local_size) && count * tsize > MPIR_CVAR_REDUCE_SHORT_MSG_SIZE)
+    if (count >= MPL_pof2(comm->local_size) &&
+        count * tsize > net_short_bytes(MPIR_CVAR_REDUCE_SHORT_MSG_SIZE))
         return MPIR_Reduce_intra_reduce_scatter_gather(sendbuf, recvbuf, count, datatype, op,
                                                        root, comm, errflag);
     return MPIR_Reduce_intra_binomial(sendbuf, recvbuf, count, datatype, op, root, comm,

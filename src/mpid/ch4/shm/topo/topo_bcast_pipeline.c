@@ -61,6 +61,12 @@ cvars:
         the chain beats a binomial tree. 16384 (default) suits 10-100
         Gbit/s networks (a 128 KiB message takes 5 to 8 times a message's
         latency); the emulated cluster's 250 Mbit/s NICs are about 2048.
+        allreduce and reduce topo_pipeline across nodes also weigh it: a
+        call of one round (or of one process per node) of up to this many
+        bytes (or MPIR_CVAR_ALLREDUCE_SHORT_MSG_SIZE,
+        MPIR_CVAR_REDUCE_SHORT_MSG_SIZE, if larger) runs its leaders' step
+        by recursive doubling (reduce: a binomial tree), fewer messages
+        than reduce-scatter/allgather for the same bytes or fewer.
 
 === END_MPI_T_CVAR_INFO_BLOCK ===
 */

@@ -67,10 +67,10 @@ check "2 nodes x 2: bcast topo_pipeline from 64 KiB (the 64 KiB and 512 KiB call
     'valid && sizes bcast topo_pipeline parent 4 | grep -qE "sizes 64K-<128K B: [0-9]+, 512K-<1024K B: [0-9]+$" && grep -qE "^mpich-topo: +bcast +[a-z_]+ +selection +node_roots" "$tmp/out"'
 check "2 nodes x 2: barrier stays MPICH's" \
     'valid && ! sel barrier topo_flags parent 4 && grep -qE "^mpich-topo: +barrier +dissemination +selection +node_roots +2:" "$tmp/out"'
-check "2 nodes x 2: reduce stays MPICH's" \
-    'valid && grep -qE "^mpich-topo: +reduce +[a-z_]+ +selection" "$tmp/out" && ! sel reduce topo_pipeline parent 4'
-check "2 nodes x 2: allreduce topo_pipeline from 256 KiB (the 512 KiB calls only), MPICH's composition below" \
-    'valid && sizes allreduce topo_pipeline parent 4 | grep -qE "sizes 512K-<1024K B: [0-9]+$" && sizes allreduce reduce_scatter_allgather node_roots 2 | grep -q "64K-<128K B"'
+check "2 nodes x 2: reduce topo_pipeline above 2 KiB (8, 64 and 512 KiB calls), MPICH's node-aware composition below" \
+    'valid && sizes reduce topo_pipeline parent 4 | grep -qE "sizes 8K-<16K B: [0-9]+, 64K-<128K B: [0-9]+, 512K-<1024K B: [0-9]+$" && sizes reduce binomial node_roots 2 | grep -qE "1K-<2K B: [0-9]+$"'
+check "2 nodes x 2: allreduce topo_pipeline up to 8 KiB and from 256 KiB, MPICH's composition between (the 64 KiB calls)" \
+    'valid && sizes allreduce topo_pipeline parent 4 | grep -qE "16-31 B: [0-9]+, 128-255 B: [0-9]+, (256-511 B: [0-9]+, )?1K-<2K B: [0-9]+, 8K-<16K B: [0-9]+, 512K-<1024K B: [0-9]+$" && sizes allreduce reduce_scatter_allgather node_roots 2 | grep -qE "sizes 64K-<128K B: [0-9]+$"'
 
 # 3. one process per node: nothing of ours (it would only run the same
 #    network step) but bcast from 64 KiB, whose chain of nodes sends less
@@ -79,6 +79,8 @@ check "2 nodes x 2: allreduce topo_pipeline from 256 KiB (the 512 KiB calls only
 run MPIR_CVAR_NUM_CLIQUES=2 2 $bench -M 1048576
 check "2 nodes x 1: bcast topo_pipeline from 64 KiB (the 64 KiB and 512 KiB calls only), otherwise only MPICH's algorithms" \
     'valid && grep -qE "^mpich-topo: +allgather +[a-z_]+ +selection" "$tmp/out" && sizes bcast topo_pipeline flat 2 | grep -qE "sizes 64K-<128K B: [0-9]+, 512K-<1024K B: [0-9]+$" && [ "$(grep -cE "^mpich-topo: +[a-z]+ +topo_" "$tmp/out")" = 1 ]'
+check "2 nodes x 1: allreduce recursive doubling and reduce binomial up to 16 KiB (the 8 KiB calls too), reduce-scatter from 64 KiB" \
+    'valid && sizes allreduce recursive_doubling flat 2 | grep -qE "1K-<2K B: [0-9]+, 8K-<16K B: [0-9]+$" && sizes reduce binomial flat 2 | grep -qE "1K-<2K B: [0-9]+, 8K-<16K B: [0-9]+$" && sizes allreduce reduce_scatter_allgather flat 2 | grep -qE "sizes 64K-<128K B: [0-9]+, 512K-<1024K B: [0-9]+$" && sizes reduce reduce_scatter_gather flat 2 | grep -qE "sizes 64K-<128K B: [0-9]+, 512K-<1024K B: [0-9]+$"'
 
 # 4. user-defined ops within one node are never given to topo_pipeline
 #    (MPI calls them with the call's datatype; the engine reduces packed
@@ -148,10 +150,10 @@ run MPIR_CVAR_TOPO_EAGER_SETUP=1 2 -bind-to core "$tmp/nb_defaults"
 check "one node, MPIR_CVAR_TOPO_EAGER_SETUP=1: fresh communicator's MPI_I<coll> get topo_pipeline (64 B calls)" \
     '[ $rc = 0 ] && grep -q " No Errors" "$tmp/out" && nb iallreduce topo_pipeline 2 "64-127" && nb ibcast topo_pipeline 2 "64-127" && nb iallgather topo_pipeline 2 "64-127"'
 run MPIR_CVAR_NUM_CLIQUES=2 4 "$tmp/nb_defaults"
-# (across nodes the blocking allreduce is MPICH's: it sets nothing up, so
-# only the persistent init's iallgather finds the engine)
-check "2 nodes x 2: iallgather topo_pipeline where a persistent init set the engine up (1 KiB), MPICH's for the rest" \
-    '[ $rc = 0 ] && grep -q " No Errors" "$tmp/out" && nb iallgather topo_pipeline 4 "1K-<2K" && [ "$(grep -cE "^mpich-topo: +i[a-z]+ +topo_" "$tmp/out")" = 1 ] && nb iallgather sched_recursive_doubling 4 "4K-<8K" && nb iallreduce sched_recursive_doubling 4 "1K-<2K" && nb ibcast sched_smp 4 "1K-<2K"'
+# (the 4 B blocking allreduce across nodes is topo_pipeline too and sets
+# the engine up: iallgather is ours after it, up to 1 MiB in all)
+check "2 nodes x 2: iallgather topo_pipeline where the engine is set up (1 KiB init, 4 KiB and 128 KiB after a blocking allreduce), 64 B MPICH's; iallreduce and ibcast MPICH's" \
+    '[ $rc = 0 ] && grep -q " No Errors" "$tmp/out" && [ "$(grep -cE "^mpich-topo: +i[a-z]+ +topo_" "$tmp/out")" = 1 ] && nb iallgather topo_pipeline 4 "1K-<2K B: [0-9]*, 4K-<8K B: [0-9]*, 128K-<256K" && nb iallgather sched_recursive_doubling 4 "64-127" && nb iallreduce sched_recursive_doubling 4 "1K-<2K" && nb ibcast sched_smp 4 "1K-<2K"'
 run MPIR_CVAR_TOPO_EAGER_SETUP=1 MPIR_CVAR_NUM_CLIQUES=2 4 "$tmp/nb_defaults"
 check "2 nodes x 2, MPIR_CVAR_TOPO_EAGER_SETUP=1: every iallgather (up to 512 KiB in all) topo_pipeline, iallreduce and ibcast MPICH's" \
     '[ $rc = 0 ] && grep -q " No Errors" "$tmp/out" && nb iallgather topo_pipeline 4 "64-127" && nb iallgather topo_pipeline 4 "128K-" && ! grep -qE "^mpich-topo: +iallgather +sched_" "$tmp/out" && ! grep -qE "^mpich-topo: +i(allreduce|bcast) +topo_" "$tmp/out"'

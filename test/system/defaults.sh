@@ -151,11 +151,12 @@ check "one node, MPIR_CVAR_TOPO_EAGER_SETUP=1: fresh communicator's MPI_I<coll> 
     '[ $rc = 0 ] && grep -q " No Errors" "$tmp/out" && nb iallreduce topo_pipeline 2 "64-127" && nb ibcast topo_pipeline 2 "64-127" && nb iallgather topo_pipeline 2 "64-127"'
 run MPIR_CVAR_NUM_CLIQUES=2 4 "$tmp/nb_defaults"
 # (the 4 B blocking allreduce across nodes is topo_pipeline too and sets
-# the engine up: iallgather is ours after it, up to 1 MiB in all)
-check "2 nodes x 2: iallgather topo_pipeline where the engine is set up (1 KiB init, 4 KiB and 128 KiB after a blocking allreduce), 64 B MPICH's; iallreduce and ibcast MPICH's" \
-    '[ $rc = 0 ] && grep -q " No Errors" "$tmp/out" && [ "$(grep -cE "^mpich-topo: +i[a-z]+ +topo_" "$tmp/out")" = 1 ] && nb iallgather topo_pipeline 4 "1K-<2K B: [0-9]*, 4K-<8K B: [0-9]*, 128K-<256K" && nb iallgather sched_recursive_doubling 4 "64-127" && nb iallreduce sched_recursive_doubling 4 "1K-<2K" && nb ibcast sched_smp 4 "1K-<2K"'
+# the engine up: iallgather is ours after it, up to 1 MiB in all, and
+# iallreduce with a predefined op up to 8 KiB)
+check "2 nodes x 2: iallgather and iallreduce topo_pipeline where the engine is set up (1 KiB init, 4 KiB after a blocking allreduce; iallgather 128 KiB), 64 B and the user op MPICH's; ibcast MPICH's" \
+    '[ $rc = 0 ] && grep -q " No Errors" "$tmp/out" && [ "$(grep -cE "^mpich-topo: +i[a-z]+ +topo_" "$tmp/out")" = 2 ] && nb iallgather topo_pipeline 4 "1K-<2K B: [0-9]*, 4K-<8K B: [0-9]*, 128K-<256K" && nb iallgather sched_recursive_doubling 4 "64-127" && nb iallreduce topo_pipeline 4 "1K-<2K B: [0-9]*, 4K-<8K B: [0-9]*$" && nb iallreduce sched_recursive_doubling 4 "64-127 B: [0-9]*, 8K-<16K" && nb ibcast sched_smp 4 "1K-<2K"'
 run MPIR_CVAR_TOPO_EAGER_SETUP=1 MPIR_CVAR_NUM_CLIQUES=2 4 "$tmp/nb_defaults"
-check "2 nodes x 2, MPIR_CVAR_TOPO_EAGER_SETUP=1: every iallgather (up to 512 KiB in all) topo_pipeline, iallreduce and ibcast MPICH's" \
-    '[ $rc = 0 ] && grep -q " No Errors" "$tmp/out" && nb iallgather topo_pipeline 4 "64-127" && nb iallgather topo_pipeline 4 "128K-" && ! grep -qE "^mpich-topo: +iallgather +sched_" "$tmp/out" && ! grep -qE "^mpich-topo: +i(allreduce|bcast) +topo_" "$tmp/out"'
+check "2 nodes x 2, MPIR_CVAR_TOPO_EAGER_SETUP=1: every iallgather (up to 512 KiB in all) and every iallreduce with MPI_SUM topo_pipeline, the user op's and ibcast MPICH's" \
+    '[ $rc = 0 ] && grep -q " No Errors" "$tmp/out" && nb iallgather topo_pipeline 4 "64-127" && nb iallgather topo_pipeline 4 "128K-" && ! grep -qE "^mpich-topo: +iallgather +sched_" "$tmp/out" && nb iallreduce topo_pipeline 4 "64-127 B: [0-9]*, 1K-<2K B: [0-9]*, 4K-<8K B: [0-9]*$" && nb iallreduce sched_recursive_doubling 4 "sizes 8K-<16K B: 1$" && ! grep -qE "^mpich-topo: +ibcast +topo_" "$tmp/out"'
 
 tap_summary defaults

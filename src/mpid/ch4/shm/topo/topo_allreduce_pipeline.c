@@ -400,29 +400,25 @@ static int round_in(reduction_t * x, MPI_Aint i)
             MPIDI_TOPO_WAIT_ALL(e, reduced, e->group_lo[e->group], e->group_lo[e->group + 1], r);
         else
             MPIDI_TOPO_WAIT_ALL(e, reduced, 0, nlocal, r);
-        if (e->leader_comm && share_hi > share_lo && x->net_blocking) {
-            /* MPICH's nonblocking schedules cost a small call 10-15 us of
-             * its 40 on 2 emulated nodes; the blocking algorithms run the
-             * same messages */
+        if (e->leader_comm && share_hi > share_lo) {
             char *share = area(x, slot, 0) + share_lo * x->extent;
-            if (x->root < 0)
-                mpi_errno = allreduce_net(MPI_IN_PLACE, share, share_hi - share_lo, x->datatype,
-                                          x->op, e->leader_comm, x->errflag);
-            else
-                mpi_errno = reduce_net(e->node == x->root_node ? MPI_IN_PLACE : share, share,
-                                       share_hi - share_lo, x->datatype, x->op, x->root_node,
+            MPI_Aint n_share = share_hi - share_lo;
+            const void *in = x->root < 0 || e->node == x->root_node ? MPI_IN_PLACE : share;
+
+            /* one round: MPICH's nonblocking schedules cost a small call
+             * 10-15 us of its 40 on 2 emulated nodes, and the blocking
+             * algorithms run the same messages */
+            if (x->net_blocking && x->root < 0)
+                mpi_errno = allreduce_net(in, share, n_share, x->datatype, x->op, e->leader_comm,
+                                          x->errflag);
+            else if (x->net_blocking)
+                mpi_errno = reduce_net(in, share, n_share, x->datatype, x->op, x->root_node,
                                        e->leader_comm, x->errflag);
-            MPIR_ERR_COLL_CHECKANDCONT(mpi_errno, *x->errflag);
-            MPIDI_TOPO_EVENT(e, "net_start", i, 0);
-        } else if (e->leader_comm && share_hi > share_lo) {
-            char *share = area(x, slot, 0) + share_lo * x->extent;
-            if (x->root < 0)
-                mpi_errno = MPIR_Iallreduce_impl(MPI_IN_PLACE, share, share_hi - share_lo,
-                                                 x->datatype, x->op, e->leader_comm,
-                                                 &x->nreq[r % 2]);
+            else if (x->root < 0)
+                mpi_errno = MPIR_Iallreduce_impl(in, share, n_share, x->datatype, x->op,
+                                                 e->leader_comm, &x->nreq[r % 2]);
             else
-                mpi_errno = MPIR_Ireduce_impl(e->node == x->root_node ? MPI_IN_PLACE : share,
-                                              share, share_hi - share_lo, x->datatype, x->op,
+                mpi_errno = MPIR_Ireduce_impl(in, share, n_share, x->datatype, x->op,
                                               x->root_node, e->leader_comm, &x->nreq[r % 2]);
             MPIR_ERR_COLL_CHECKANDCONT(mpi_errno, *x->errflag);
             MPIDI_TOPO_EVENT(e, "net_start", i, 0);

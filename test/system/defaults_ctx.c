@@ -3,8 +3,8 @@
  */
 
 /* Holds as many communicators as MPICH has context ids for, then bcasts
- * and allreduces on the last one: the engine cannot get the context ids
- * for its sub-communicators there, and MPICH's algorithms must run. */
+ * and allreduces on the last one: the engine needs no context id of its
+ * own there (defaults.sh checks that it ran). */
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -20,7 +20,9 @@
  *   H. nonblocking calls on two communicators started in opposite orders
  *      on odd and even processes, completed in different orders;
  *   I. C bool (LOR, LXOR) and float complex (SUM, PROD with powers of i,
- *      exact in any order), reduce to every root in place.
+ *      exact in any order), reduce to every root in place;
+ *   J. as many communicators held at once, each with collectives run on
+ *      it, as MPI gives out without them, all still right afterwards.
  * Run with any algorithm forced (and MPIR_CVAR_TOPO_EAGER_SETUP=1 for the
  * nonblocking ones) or none; argv[1] may name the parts to run ("ACH"). */
 
@@ -442,16 +444,78 @@ static void test_misc_types(void)
     free(cb);
 }
 
+/* J's calls on c, the i-th communicator: allreduce, bcast from a root
+ * that changes with i, allgather; returns 1 if all are right */
+static int many_comms_calls(MPI_Comm c, int i)
+{
+    int sum = 0, b = wrank == i % wsize ? i : -1, ok = 1;
+    int *g = malloc(wsize * sizeof(int)), me = wrank * 7 + i;
+
+    ok &= MPI_Allreduce(&me, &sum, 1, MPI_INT, MPI_SUM, c) == MPI_SUCCESS;
+    ok &= sum == 7 * wsize * (wsize - 1) / 2 + i * wsize;
+    ok &= MPI_Bcast(&b, 1, MPI_INT, i % wsize, c) == MPI_SUCCESS && b == i;
+    ok &= MPI_Allgather(&me, 1, MPI_INT, g, 1, MPI_INT, c) == MPI_SUCCESS;
+    for (int r = 0; r < wsize; r++)
+        ok &= g[r] == r * 7 + i;
+    free(g);
+    return ok;
+}
+
+/* J: the engine's node and leader communicators took a context id each
+ * (split off its communicator), so an application that held MPICH's
+ * 2046 communicators with a collective run on each could hold 1023 with
+ * 2 processes per node, 682 across nodes, and its next MPI_Comm_dup
+ * failed.  They are derived from their communicator's own id now. */
+static void test_many_comms(void)
+{
+    const int max = 8192;
+    int held0 = 0, held1 = 0, bad = 0;
+    MPI_Comm *c = malloc(max * sizeof(MPI_Comm));
+    MPI_Errhandler eh;
+
+    MPI_Comm_get_errhandler(MPI_COMM_WORLD, &eh);
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    /* how many MPI gives out (every process fails the same dup) */
+    while (held0 < max && MPI_Comm_dup(MPI_COMM_WORLD, &c[held0]) == MPI_SUCCESS)
+        held0++;
+    for (int i = 0; i < held0; i++)
+        MPI_Comm_free(&c[i]);
+    while (held1 < max && MPI_Comm_dup(MPI_COMM_WORLD, &c[held1]) == MPI_SUCCESS) {
+        bad += !many_comms_calls(c[held1], held1);
+        held1++;
+    }
+    check(held0 > 100 && held1 == held0,
+          "J: %d communicators held with collectives on them, %d without", held1, held0);
+    check(bad == 0, "J: wrong results on %d of %d communicators", bad, held1);
+    /* the first ones still work, then every other one is freed and its
+     * context id given out again */
+    for (int i = 0; i < held1 && i < 8; i++)
+        check(many_comms_calls(c[i], i + 1), "J: communicator %d after %d others", i, held1);
+    for (int i = 0; i < held1; i += 2)
+        MPI_Comm_free(&c[i]);
+    for (int i = 0; i < held1 && i < 64; i += 2) {
+        check(MPI_Comm_dup(MPI_COMM_WORLD, &c[i]) == MPI_SUCCESS, "J: dup again");
+        check(many_comms_calls(c[i], i), "J: communicator %d given out again", i);
+        check(many_comms_calls(c[i + 1 < held1 ? i + 1 : i], i), "J: its neighbour %d", i + 1);
+    }
+    for (int i = 0; i < held1; i++)
+        if (i % 2 || i < 64)
+            MPI_Comm_free(&c[i]);
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, eh);
+    MPI_Errhandler_free(&eh);
+    free(c);
+}
+
 int main(int argc, char **argv)
 {
     MTest_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &wrank);
     MPI_Comm_size(MPI_COMM_WORLD, &wsize);
-    /* parts A to I, in order */
+    /* parts A to J, in order */
     void (*const parts[])(void) = { test_free_pending, test_free_persistent, test_loc,
-        test_bottom, test_self, test_types, test_bad, test_cross_order, test_misc_types
+        test_bottom, test_self, test_types, test_bad, test_cross_order, test_misc_types, test_many_comms
     };
-    const char *which = argc > 1 ? argv[1] : "ABCDEFGHI";
+    const char *which = argc > 1 ? argv[1] : "ABCDEFGHIJ";
     for (int i = 0; i < (int) (sizeof(parts) / sizeof(parts[0])); i++)
         if (strchr(which, 'A' + i))
             parts[i] ();

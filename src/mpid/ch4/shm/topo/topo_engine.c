@@ -669,35 +669,111 @@ static int setup_layout(MPIR_Comm * comm, MPIR_Topo_comm_t * topo, MPIDI_Topo_en
     goto fn_exit;
 }
 
-/* Setup, phase 2: node_comm and leader_comm.  The splits run collectives on
- * comm, on which our algorithms step aside meanwhile (topo->step_aside).
- * A split fails on every member alike when no context id is left (an
- * application holding about 2000 communicators): then the engine does not
- * run on comm, and MPICH's algorithms do; that is not an error of the
- * call. */
-static void setup_subcomms(MPIR_Comm * comm, MPIDI_Topo_engine_t * e, MPIR_Topo_comm_t ** spare)
+/* An engine communicator of comm's members map[0..n) (comm ranks), this
+ * process at rank, made without a new context id: it takes comm's with the
+ * IS_LOCALCOMM bit and the SUBCOMM field set.  MPICH gives those bits to
+ * an intercommunicator's local communicator (and its node communicators),
+ * whose prefix is that intercommunicator's own, never one an
+ * intracommunicator owns; MPICH's node communicators of comm take
+ * SUBCOMM 1 and 2 without the bit.  Freeing it gives nothing back
+ * (MPIR_Free_contextid skips such ids), and its commit makes no node
+ * communicators of its own (SUBCOMM is not 0).  Each engine thus costs
+ * no context id, where two splits cost two of the 2048 an application
+ * may hold, and two allgathers. */
+static int derive_subcomm(MPIR_Comm * comm, int subcomm, int *map, int n, int rank,
+                          MPIR_Comm ** out)
 {
-    int pos = e->layout->pos[comm->rank];
+    int mpi_errno = MPI_SUCCESS;
+    MPIR_Comm *c = NULL;
 
-    if (MPIR_Comm_split_impl(comm, e->node, pos, &e->node_comm)) {
-        e->node_comm = NULL;
-        goto no_context_id;
-    }
-    mark_own(e->node_comm, &spare[0]);
-    MPIR_Assert(e->node_comm->rank == e->local_rank);
-    if (e->nnodes > 1) {
-        if (MPIR_Comm_split_impl(comm, e->is_leader ? e->group : MPI_UNDEFINED,
+    mpi_errno = MPIR_Comm_create(&c);
+    MPIR_ERR_CHECK(mpi_errno);
+    c->context_id = MPIR_CONTEXT_SET_FIELD(SUBCOMM,
+                                           MPIR_CONTEXT_SET_FIELD(IS_LOCALCOMM, comm->context_id,
+                                                                  1), subcomm);
+    c->recvcontext_id = c->context_id;
+    c->rank = rank;
+    c->local_size = c->remote_size = n;
+    c->comm_kind = MPIR_COMM_KIND__INTRACOMM;
+    c->local_comm = NULL;
+    mpi_errno = MPIR_Comm_map_irregular(c, comm, map, n, MPIR_COMM_MAP_DIR__L2L, NULL);
+    MPIR_ERR_CHECK(mpi_errno);
+    mpi_errno = MPIR_Comm_commit(c);
+    MPIR_ERR_CHECK(mpi_errno);
+    *out = c;
+
+  fn_exit:
+    return mpi_errno;
+  fn_fail:
+    /* (as MPICH's own node communicators, a half-made one is not released:
+     * its free hooks would undo a commit that did not happen) */
+    goto fn_exit;
+}
+
+/* Whether comm's engine communicators can be derived from its context id:
+ * an intracommunicator that owns its prefix (not a sub-communicator, a
+ * local communicator of an intercommunicator, one from MPI_Comm_connect
+ * or MPI_Intercomm_merge's temporary one). */
+static int can_derive(MPIR_Comm * comm)
+{
+    return !comm->tainted && comm->context_id == comm->recvcontext_id &&
+        MPIR_CONTEXT_READ_FIELD(DYNAMIC_PROC, comm->context_id) == 0 &&
+        MPIR_CONTEXT_READ_FIELD(IS_LOCALCOMM, comm->context_id) == 0 &&
+        MPIR_CONTEXT_READ_FIELD(SUBCOMM, comm->context_id) == 0;
+}
+
+/* Setup, phase 2: node_comm and leader_comm, derived from comm's context
+ * id where it can be (derive_subcomm), otherwise split off.  A split fails
+ * on every member alike when no context id is left (an application
+ * holding about 2000 communicators): then the engine does not run on comm,
+ * and MPICH's algorithms do; that is not an error of the call.  The
+ * collectives on comm that a split runs, and on the new communicators
+ * their commits run, find our algorithms stepping aside
+ * (topo->step_aside, MPIR_Topo_setup_hold). */
+static int setup_subcomms(MPIR_Comm * comm, MPIDI_Topo_engine_t * e, MPIR_Topo_comm_t ** spare)
+{
+    int mpi_errno = MPI_SUCCESS;
+    int pos = e->layout->pos[comm->rank];
+    int *leaders = NULL;
+
+    if (can_derive(comm)) {
+        MPIR_Topo_layout_t *l = e->layout;
+
+        mpi_errno = derive_subcomm(comm, 1, &l->order[l->node_start[e->node]], e->local_size,
+                                   e->local_rank, &e->node_comm);
+        MPIR_ERR_CHECK(mpi_errno);
+        if (e->nnodes > 1 && e->is_leader) {
+            leaders = MPL_malloc(e->nnodes * sizeof(int), MPL_MEM_COLL);
+            MPIR_ERR_CHKANDJUMP(!leaders, mpi_errno, MPI_ERR_OTHER, "**nomem");
+            for (int n = 0; n < e->nnodes; n++)
+                leaders[n] = l->leader[n * e->k + e->group];
+            mpi_errno = derive_subcomm(comm, 2, leaders, e->nnodes, e->node, &e->leader_comm);
+            MPIR_ERR_CHECK(mpi_errno);
+        }
+    } else {
+        if (MPIR_Comm_split_impl(comm, e->node, pos, &e->node_comm)) {
+            e->node_comm = NULL;
+            goto no_context_id;
+        }
+        if (e->nnodes > 1 &&
+            MPIR_Comm_split_impl(comm, e->is_leader ? e->group : MPI_UNDEFINED,
                                  e->node, &e->leader_comm)) {
             e->leader_comm = NULL;
             goto no_context_id;
         }
-        if (e->leader_comm) {
-            mark_own(e->leader_comm, &spare[1]);
-            MPIR_Assert(e->leader_comm->rank == e->node &&
-                        e->leader_comm->local_size == e->nnodes);
-        }
     }
-    return;
+    mark_own(e->node_comm, &spare[0]);
+    MPIR_Assert(e->node_comm->rank == e->local_rank);
+    if (e->leader_comm) {
+        mark_own(e->leader_comm, &spare[1]);
+        MPIR_Assert(e->leader_comm->rank == e->node && e->leader_comm->local_size == e->nnodes);
+    }
+
+  fn_exit:
+    MPL_free(leaders);
+    return mpi_errno;
+  fn_fail:
+    goto fn_exit;
 
   no_context_id:
     /* what was created gives its context id back */
@@ -706,6 +782,7 @@ static void setup_subcomms(MPIR_Comm * comm, MPIDI_Topo_engine_t * e, MPIR_Topo_
         e->node_comm = NULL;
     }
     e->why_not = "no context id is left for its sub-communicators (too many communicators)";
+    goto fn_exit;
 }
 
 /* Setup, phase 3: the node segment (control blocks, cells, slots), within
@@ -858,7 +935,8 @@ static int engine_setup(MPIR_Comm * comm, MPIR_Topo_comm_t * topo, MPIDI_Topo_en
     MPIR_ERR_CHECK(mpi_errno);
     if (e->why_not || e->one_per_node)
         goto fn_exit;
-    setup_subcomms(comm, e, spare);
+    mpi_errno = setup_subcomms(comm, e, spare);
+    MPIR_ERR_CHECK(mpi_errno);
     if (e->why_not)
         goto fn_exit;
     mpi_errno = setup_segment(comm, e, errflag);

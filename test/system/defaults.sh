@@ -159,4 +159,15 @@ check "2 nodes x 2: iallgather and iallreduce topo_pipeline where the engine is 
 run MPIR_CVAR_TOPO_EAGER_SETUP=1 MPIR_CVAR_NUM_CLIQUES=2 4 "$tmp/nb_defaults"
 check "2 nodes x 2, MPIR_CVAR_TOPO_EAGER_SETUP=1: every iallgather (up to 512 KiB in all) and every iallreduce with MPI_SUM topo_pipeline, the user op's and ibcast MPICH's" \
     '[ $rc = 0 ] && grep -q " No Errors" "$tmp/out" && nb iallgather topo_pipeline 4 "64-127" && nb iallgather topo_pipeline 4 "128K-" && ! grep -qE "^mpich-topo: +iallgather +sched_" "$tmp/out" && nb iallreduce topo_pipeline 4 "64-127 B: [0-9]*, 1K-<2K B: [0-9]*, 4K-<8K B: [0-9]*$" && nb iallreduce sched_recursive_doubling 4 "sizes 8K-<16K B: 1$" && ! grep -qE "^mpich-topo: +ibcast +topo_" "$tmp/out"'
+# each process asks for its own thread level: one with MPI_THREAD_MULTIPLE
+# (whose calls cannot run as the engine's coroutines) keeps all from the
+# engine's nonblocking calls; each used to decide alone, and the others'
+# calls waited for it in the engine
+run MPIR_CVAR_NUM_CLIQUES=2 tap_timeout=60 4 "$tmp/nb_defaults" mixed
+check "2 nodes x 2, rank 0 alone at MPI_THREAD_MULTIPLE: every MPI_I<coll> MPICH's, right results, no hang" \
+    '[ $rc = 0 ] && grep -q " No Errors" "$tmp/out" && ! grep -qE "^mpich-topo: +i[a-z]+ +topo_" "$tmp/out"'
+run tap_timeout=60 2 -bind-to core "$tmp/nb_defaults" mixed
+check "one node, rank 0 alone at MPI_THREAD_MULTIPLE: every MPI_I<coll> MPICH's, right results, no hang" \
+    '[ $rc = 0 ] && grep -q " No Errors" "$tmp/out" && ! grep -qE "^mpich-topo: +i[a-z]+ +topo_" "$tmp/out"'
+
 tap_summary defaults

@@ -11,11 +11,17 @@
  *   4 KiB    MPI_I<coll> on MPI_COMM_WORLD after a blocking allreduce
  *            (which set the engine up); the iallreduce also with a user op
  *            at 8 KiB
- *   128 KiB  MPI_Iallgather there: above the built-in threshold */
+ *   128 KiB  MPI_Iallgather there: above the built-in threshold
+ *
+ * "mixed" (argv[1]): the process Hydra starts first asks for
+ * MPI_THREAD_MULTIPLE, the others for MPI_THREAD_SINGLE, as MPI lets each
+ * process do; the engine's nonblocking calls, which one of them cannot
+ * run, must then be refused on all alike. */
 
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include "topo_finish.h"
 
 static int rank, size, errs;
@@ -84,7 +90,13 @@ int main(int argc, char **argv)
     int one = 1, total, n;
     int *s, *r;
 
-    MPI_Init(&argc, &argv);
+    if (argc > 1 && !strcmp(argv[1], "mixed")) {
+        const char *pmi_rank = getenv("PMI_RANK");
+        int provided;
+        MPI_Init_thread(&argc, &argv, pmi_rank && !strcmp(pmi_rank, "0") ?
+                        MPI_THREAD_MULTIPLE : MPI_THREAD_SINGLE, &provided);
+    } else
+        MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
 

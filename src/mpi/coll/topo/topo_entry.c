@@ -516,19 +516,20 @@ cvars:
         nonblocking call runs the engine only once a blocking collective or a
         persistent init has set it up on the communicator (a nonblocking call
         may not wait for its peers, and the setup does), and MPICH's own
-        nonblocking algorithm before.  It costs a node segment and two
-        communicators per communicator; not done for MPI_Comm_idup (its
-        communicator is made inside progress) nor under MPI_THREAD_MULTIPLE.
+        nonblocking algorithm before.  It costs a node segment per
+        communicator; not done for MPI_Comm_idup (its communicator is made
+        inside progress).  Where some member runs MPI_THREAD_MULTIPLE, no
+        member runs nonblocking calls in the engine.
 
 === END_MPI_T_CVAR_INFO_BLOCK ===
 */
 
-/* > 0 while this process sets an engine up (its own communicators must not
+/* > 0 while this thread sets an engine up (its own communicators must not
  * get one) or commits a communicator inside progress (MPI_Comm_idup, an
  * intercommunicator's local one: a setup there would wait for peers from
- * within a nonblocking call).  A plain int: threads may race on it only
- * under MPI_THREAD_MULTIPLE, where no eager setup is done anyway. */
-int MPIR_Topo_setup_hold;
+ * within a nonblocking call).  Per thread: under MPI_THREAD_MULTIPLE
+ * another thread may commit a communicator meanwhile. */
+MPL_TLS int MPIR_Topo_setup_hold;
 
 void MPIR_Topo_comm_committed(MPIR_Comm * comm)
 {

@@ -16,7 +16,7 @@ void MPIR_Coll_trace_finalize(void);    /* coll_trace.c */
 /* MPIR_CVAR_TOPO_EAGER_SETUP: collective over an intracommunicator just
  * committed; swallows its errors (the calls then fall back) */
 void MPIR_Topo_comm_committed(MPIR_Comm * comm);        /* topo_entry.c */
-extern int MPIR_Topo_setup_hold;        /* topo_entry.c: > 0, no eager setup */
+extern MPL_TLS int MPIR_Topo_setup_hold;        /* topo_entry.c: > 0, no eager setup */
 /* MPI_COMM_TYPE_HW_GUIDED for a resource name (comm_split_type.c) */
 int MPIR_Topo_split_hw_guided(MPIR_Comm * comm, int key, const char *name,
                               MPIR_Comm ** newcomm);       /* topo_split.c */

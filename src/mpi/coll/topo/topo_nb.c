@@ -37,7 +37,9 @@
  * nested: a coroutine's own progress polls skip gentran's hook), under the
  * calling thread's hold on MPICH; with MPI_THREAD_MULTIPLE it could be
  * resumed by another thread than the one it started on, so callers do not
- * use it then (MPIR_Topo_nb_usable). */
+ * use it then (MPIR_Topo_nb_usable), on any member of the communicator:
+ * MPI lets each process ask its own thread level, and the engine's setup
+ * agrees on it. */
 
 /*
 === BEGIN_MPI_T_CVAR_INFO_BLOCK ===

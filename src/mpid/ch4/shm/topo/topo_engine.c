@@ -935,6 +935,18 @@ static int engine_setup(MPIR_Comm * comm, MPIR_Topo_comm_t * topo, MPIDI_Topo_en
     MPIR_ERR_CHECK(mpi_errno);
     if (e->why_not || e->one_per_node)
         goto fn_exit;
+    {
+        /* each process has its own thread level: one that cannot run the
+         * engine's nonblocking calls keeps every member from them */
+        int mine = MPIR_Topo_nb_usable() != NULL, any = 0;
+        mpi_errno = MPIR_Allreduce_intra_recursive_doubling(&mine, &any, 1, MPI_INT, MPI_MAX,
+                                                            comm, errflag);
+        MPIR_ERR_CHECK(mpi_errno);
+        if (any)
+            e->nb_why_not = mine ? MPIR_Topo_nb_usable() :
+                "MPI_THREAD_MULTIPLE on another member (a call's coroutine there could be "
+                "resumed by another thread)";
+    }
     mpi_errno = setup_subcomms(comm, e, spare);
     MPIR_ERR_CHECK(mpi_errno);
     if (e->why_not)
@@ -1023,11 +1035,9 @@ const char *MPIDI_Topo_engine_nb_why_not(MPIR_Comm * comm, int setup, int *mpi_e
                                          MPIR_Errflag_t * errflag)
 {
     MPIDI_Topo_engine_t *e = NULL;
-    const char *why_not = MPIR_Topo_nb_usable();
+    const char *why_not = NULL;
 
     *mpi_errno = MPI_SUCCESS;
-    if (why_not)
-        return why_not;
     if (setup) {
         *mpi_errno = MPIDI_Topo_engine_get(comm, &e, &why_not, errflag);
         if (*mpi_errno)
@@ -1042,5 +1052,5 @@ const char *MPIDI_Topo_engine_nb_why_not(MPIR_Comm * comm, int setup, int *mpi_e
     if (e->one_per_node)
         return "one process per node (the network step alone: MPICH's own nonblocking "
             "algorithms are that)";
-    return NULL;
+    return e->nb_why_not;
 }

@@ -108,6 +108,8 @@ typedef struct MPIDI_Topo_engine {
     int is_leader;
     int one_per_node;           /* one process per node on every node: only the
                                  * network step runs, on comm itself */
+    const char *nb_why_not;     /* non-NULL: no nonblocking calls in the engine on
+                                 * any member (MPIR_Topo_nb_usable somewhere) */
     int *leader_local;          /* k entries: local index of each group's leader */
     int *group_lo;              /* k+1 entries: local index range of each group */
 

@@ -49,9 +49,11 @@ cvars:
  * that the processes do not all read the same area at once.  Leader g then
  * allreduces the g-th k-th of the round across nodes over its
  * leader communicator, in place in area 0, so each leader carries 1/k of
- * the node's traffic; everyone copies the result out.  The leaders'
- * step is nonblocking: round r crosses the network while the node drains
- * round r-1 and fills and reduces round r+1 (two slots).  Predefined ops
+ * the node's traffic; everyone copies the result out.  With several
+ * rounds the leaders' step is nonblocking: round r crosses the network
+ * while the node drains round r-1 and fills and reduces round r+1 (two
+ * slots); a call of one round has nothing to overlap and runs it blocking
+ * (allreduce_net, reduce_net).  Predefined ops
  * only: the local reduction order is not rank order, and the elements are
  * packed (MPIR_Topo_basic_t) while MPI calls a user-defined op with the
  * call's datatype.

@@ -194,17 +194,10 @@ static int allgather_segment(MPIDI_Topo_engine_t * e, const MPIDI_Topo_tbuf_t * 
     MPI_Aint nrounds = (m + per_round - 1) / per_round;
     uint64_t base;
     MPIDI_Topo_ctrl_t *me = MPIDI_TOPO_CTRL(e, e->local_rank);
-    MPI_Aint *counts = NULL, *displs = NULL;
-    MPIR_CHKLMEM_DECL(2);
+    MPI_Aint *counts = e->net_aint, *displs = e->net_aint + nn;
 
     mpi_errno = MPIDI_Topo_rounds(e, nrounds, &base, errflag);
     MPIR_ERR_CHECK(mpi_errno);
-    if (leader_step == MPIDI_TOPO_LEADERS_ALLGATHERV && e->leader_comm) {
-        MPIR_CHKLMEM_MALLOC(counts, MPI_Aint *, nn * sizeof(MPI_Aint), mpi_errno, "counts",
-                            MPL_MEM_COLL);
-        MPIR_CHKLMEM_MALLOC(displs, MPI_Aint *, nn * sizeof(MPI_Aint), mpi_errno, "displs",
-                            MPL_MEM_COLL);
-    }
 
     for (MPI_Aint i = 0; i < nrounds; i++) {
         uint64_t r = base + 1 + i;
@@ -236,15 +229,17 @@ static int allgather_segment(MPIDI_Topo_engine_t * e, const MPIDI_Topo_tbuf_t * 
                     int send_hi = l->group_start[send_node * k + g + 1];
                     int recv_lo = l->group_start[recv_node * k + g];
                     int recv_hi = l->group_start[recv_node * k + g + 1];
-                    MPIR_Request *reqs[2];
+                    MPIR_Request *reqs[2] = { NULL, NULL };
+                    /* (a post that fails fails the node's call, and the
+                     * ring goes on: nobody waits for this leader) */
                     mpi_errno = MPIC_Irecv(slot + recv_lo * len, (recv_hi - recv_lo) * len,
                                            MPI_BYTE, left,
                                            MPIR_ALLGATHER_TAG, e->leader_comm, &reqs[0]);
-                    MPIR_ERR_CHECK(mpi_errno);
+                    MPIDI_TOPO_LOCAL_ERR(e, mpi_errno, mpi_errno_ret, errflag);
                     mpi_errno = MPIC_Isend(slot + send_lo * len, (send_hi - send_lo) * len,
                                            MPI_BYTE, right,
                                            MPIR_ALLGATHER_TAG, e->leader_comm, &reqs[1], errflag);
-                    MPIR_ERR_CHECK(mpi_errno);
+                    MPIDI_TOPO_LOCAL_ERR(e, mpi_errno, mpi_errno_ret, errflag);
                     mpi_errno = MPIDI_Topo_waitall(e, 2, reqs, errflag);
                     MPIR_ERR_COLL_CHECKANDCONT(mpi_errno, *errflag);
                     MPL_atomic_release_store_uint64(&me->avail, MPIDI_TOPO_PROG(r, s + 1));
@@ -265,7 +260,6 @@ static int allgather_segment(MPIDI_Topo_engine_t * e, const MPIDI_Topo_tbuf_t * 
     }
 
   fn_exit:
-    MPIR_CHKLMEM_FREEALL();
     return MPIDI_Topo_check_node(e, mpi_errno_ret ? mpi_errno_ret : mpi_errno, errflag);
   fn_fail:
     goto fn_exit;
@@ -288,8 +282,7 @@ static int allgather_direct(MPIDI_Topo_engine_t * e, char *recv, MPI_Aint m, MPI
     int leading = e->is_leader && nn > 1;
     int sink = recv == NULL;
     char *sink_buf = NULL;
-    MPIR_Request **reqs = NULL;
-    MPIR_CHKLMEM_DECL(1);
+    MPIR_Request **reqs = e->net_reqs;
 
     mpi_errno = MPIDI_Topo_rounds(e, 1, &r, errflag);
     MPIR_ERR_CHECK(mpi_errno);
@@ -298,13 +291,8 @@ static int allgather_direct(MPIDI_Topo_engine_t * e, char *recv, MPI_Aint m, MPI
     MPL_atomic_release_store_uint64(&me->arrive, r);
 
     if (leading) {
-        int maxg = 0, left = (n - 1 + nn) % nn, right = (n + 1) % nn;
-        for (int x = 0; x < nn; x++) {
-            int sz = l->group_start[x * k + g + 1] - l->group_start[x * k + g];
-            maxg = MPL_MAX(maxg, sz);
-        }
-        MPIR_CHKLMEM_MALLOC(reqs, MPIR_Request **, 2 * maxg * sizeof(MPIR_Request *), mpi_errno,
-                            "requests", MPL_MEM_COLL);
+        /* (reqs: 2 x max_local_size, two groups' blocks at most) */
+        int left = (n - 1 + nn) % nn, right = (n + 1) % nn;
         if (sink)
             sink_buf = MPIR_Topo_sink_alloc(comm, m);
         /* gather my group's blocks from their owners */
@@ -324,16 +312,18 @@ static int allgather_direct(MPIDI_Topo_engine_t * e, char *recv, MPI_Aint m, MPI
             int recv_hi = l->group_start[recv_node * k + g + 1];
             int send_hi = l->group_start[send_node * k + g + 1];
             for (int pos = l->group_start[recv_node * k + g]; pos < recv_hi; pos++) {
+                reqs[nr] = NULL;
                 mpi_errno = MPIC_Irecv(sink ? sink_buf : recv + l->order[pos] * m, m, MPI_BYTE,
                                        left,
                                        MPIR_ALLGATHER_TAG, e->leader_comm, &reqs[nr++]);
-                MPIR_ERR_CHECK(mpi_errno);
+                MPIDI_TOPO_LOCAL_ERR(e, mpi_errno, mpi_errno_ret, errflag);
             }
             for (int pos = l->group_start[send_node * k + g]; pos < send_hi; pos++) {
+                reqs[nr] = NULL;
                 mpi_errno = MPIC_Isend(sink ? NULL : recv + l->order[pos] * m, sink ? 0 : m,
                                        MPI_BYTE, right,
                                        MPIR_ALLGATHER_TAG, e->leader_comm, &reqs[nr++], errflag);
-                MPIR_ERR_CHECK(mpi_errno);
+                MPIDI_TOPO_LOCAL_ERR(e, mpi_errno, mpi_errno_ret, errflag);
             }
             mpi_errno = MPIDI_Topo_waitall(e, nr, reqs, errflag);
             MPIR_ERR_COLL_CHECKANDCONT(mpi_errno, *errflag);
@@ -377,7 +367,6 @@ static int allgather_direct(MPIDI_Topo_engine_t * e, char *recv, MPI_Aint m, MPI
 
   fn_exit:
     MPL_free(sink_buf);
-    MPIR_CHKLMEM_FREEALL();
     return MPIDI_Topo_check_node(e, mpi_errno_ret ? mpi_errno_ret : mpi_errno, errflag);
   fn_fail:
     goto fn_exit;

@@ -299,7 +299,7 @@ static int bcast_segment(MPIDI_Topo_engine_t * e, const MPIDI_Topo_tbuf_t * tb, 
                         MPIDI_TOPO_WAIT_ALL(e, done, 0, nlocal, r - MPIDI_TOPO_NSLOTS);
                     mpi_errno = MPIC_Irecv(slot, len, MPI_BYTE, parent, MPIR_BCAST_TAG,
                                            e->leader_comm, &rreq);
-                    MPIR_ERR_CHECK(mpi_errno);
+                    MPIDI_TOPO_LOCAL_ERR(e, mpi_errno, mpi_errno_ret, errflag);
                 }
                 mpi_errno = MPIDI_Topo_waitall(e, 1, &rreq, errflag);
                 MPIR_ERR_COLL_CHECKANDCONT(mpi_errno, *errflag);
@@ -325,7 +325,7 @@ static int bcast_segment(MPIDI_Topo_engine_t * e, const MPIDI_Topo_tbuf_t * tb, 
                     MPIDI_TOPO_WAIT_ALL(e, done, 0, nlocal, r + 1 - MPIDI_TOPO_NSLOTS);
                 mpi_errno = MPIC_Irecv(MPIDI_TOPO_SLOT(e, r + 1), MPL_MIN(chunk, m - o),
                                        MPI_BYTE, parent, MPIR_BCAST_TAG, e->leader_comm, &rreq);
-                MPIR_ERR_CHECK(mpi_errno);
+                MPIDI_TOPO_LOCAL_ERR(e, mpi_errno, mpi_errno_ret, errflag);
             }
         }
         if (!am_root) {
@@ -475,7 +475,7 @@ static int bcast_direct(MPIDI_Topo_engine_t * e, char *buf, MPI_Aint m, int root
                                            MPI_BYTE, parent,
                                            MPIR_BCAST_TAG, e->leader_comm,
                                            &rreqs[nposted % MPIDI_TOPO_BCAST_WINDOW]);
-                    MPIR_ERR_CHECK(mpi_errno);
+                    MPIDI_TOPO_LOCAL_ERR(e, mpi_errno, mpi_errno_ret, errflag);
                 }
                 mpi_errno = MPIDI_Topo_waitall(e, 1, &rreqs[j % MPIDI_TOPO_BCAST_WINDOW],
                                                errflag);

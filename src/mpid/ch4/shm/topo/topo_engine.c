@@ -495,6 +495,8 @@ static void engine_free(void *ptr)
     MPL_free(e->leader_local);
     MPL_free(e->group_lo);
     MPL_free(e->cell_lo);
+    MPL_free(e->net_aint);
+    MPL_free(e->net_reqs);
     MPL_free(e->tl);
     MPL_free(e);
 }
@@ -613,12 +615,15 @@ static int setup_layout(MPIR_Comm * comm, MPIR_Topo_comm_t * topo, MPIDI_Topo_en
         e->group_lo = MPL_malloc((topo->layout->k + 1) * sizeof(int), MPL_MEM_COLL);
         /* cache ids of the node's processes, then their cell groups */
         e->cell_lo = MPL_malloc((comm->local_size + 1) * sizeof(int), MPL_MEM_COLL);
+        e->net_aint = MPL_malloc(2 * topo->layout->nnodes * sizeof(MPI_Aint), MPL_MEM_COLL);
+        e->net_reqs = MPL_malloc(2 * comm->local_size * sizeof(MPIR_Request *), MPL_MEM_COLL);
         for (int i = 0; i < 2; i++) {
             spare[i] = MPL_calloc(1, sizeof(MPIR_Topo_comm_t), MPL_MEM_COLL);
             if (spare[i])
                 spare[i]->tree_root = -1;
         }
-        fail = !e->leader_local || !e->group_lo || !e->cell_lo || !spare[0] || !spare[1] ||
+        fail = !e->leader_local || !e->group_lo || !e->cell_lo || !e->net_aint || !e->net_reqs ||
+            !spare[0] || !spare[1] ||
             MPIR_CVAR_TOPO_DEBUG_SETUP_NOMEM == MPIR_Process.comm_world->rank;
     }
     mpi_errno = MPIR_Topo_agree(comm, fail, errflag);

@@ -125,6 +125,11 @@ typedef struct MPIDI_Topo_engine {
      * MPIDI_TOPO_NCELLS per group, when there is more than one group) */
     int ncell_groups, cell_group;
     int *cell_lo;
+    /* the leaders' scratch, allocated (and agreed) at setup, so that no
+     * allocation can fail a leader alone mid-call: 2 x nnodes counts and
+     * displacements, 2 x max_local_size requests */
+    MPI_Aint *net_aint;
+    MPIR_Request **net_reqs;
     char *pcells;
     uint64_t cell_seq;          /* small calls made (their cells' sequence) */
     uint64_t cells_free;        /* own cells up to this sequence may be written */

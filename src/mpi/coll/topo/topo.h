@@ -35,7 +35,7 @@ typedef struct MPIR_Topo_comm {
     int step_aside;
     /* nonblocking and persistent calls started and not yet finished, in
      * start order (topo_nb.c) */
-    struct MPIR_Topo_nb *nb_queue;
+    struct MPIR_Topo_nb *nb_queue, *nb_last;
     /* values of the selection's topology predicates (csel_topo.c) */
     MPIR_Csel_topo_facts_t csel;
 } MPIR_Topo_comm_t;

@@ -576,9 +576,12 @@ static int topo_nb_sched(const MPIR_Topo_nb_algo_t * nb, const MPIR_Topo_args_t 
         int persistent = ((MPII_Genutil_sched_t *) sched)->is_persistent;
         topo_nb_call_t *call;
 
-        /* (alone on its communicator, a call copies locally: no engine) */
+        /* (alone on its communicator, a call copies locally: no engine,
+         * but still a coroutine) */
         if (comm->local_size > 1)
             why_not = MPIDI_Topo_engine_nb_why_not(comm, persistent, &mpi_errno, &errflag);
+        else
+            why_not = MPIR_Topo_nb_usable();
         MPIR_ERR_CHECK(mpi_errno);
         if (why_not == NULL && nb->why_not)
             why_not = nb->why_not(a);

@@ -143,6 +143,8 @@ struct MPIR_Topo_nb {
 #endif
     char *stack;                /* guard page, then stack_size bytes */
     size_t stack_size;
+    int stack_on_start;         /* a nonblocking call's: taken when it starts
+                                 * running, given back when it returns */
     unsigned valgrind_id;
 };
 
@@ -180,8 +182,13 @@ static void *stack_cache;
 static int stack_cache_n;
 static size_t stack_cache_size;
 
-/* The stack is taken when the call is built, so that a start cannot fail
- * on one process alone (its peers would wait for it) */
+/* A persistent call's stack is taken when the call is built, so that a
+ * start cannot fail on one process alone (its peers would wait for it).
+ * A nonblocking call, built and started at once, takes it when it begins
+ * to run, at the head of its communicator's queue: the calls queued behind
+ * it hold none (40000 outstanding calls held 40000 mappings before, past
+ * Linux's default vm.max_map_count), and it gives the stack back, to the
+ * cache, as it returns. */
 static int nb_stack_alloc(MPIR_Topo_nb_t * op)
 {
     int mpi_errno = MPI_SUCCESS;
@@ -262,8 +269,17 @@ void MPIR_Topo_nb_yield(void)
 /* Runs op until it waits or returns (op heads its communicator's queue) */
 static void nb_resume(MPIR_Topo_nb_t * op)
 {
-    if (op->state == NB_QUEUED)
+    if (op->state == NB_QUEUED) {
+        if (op->stack == NULL && nb_stack_alloc(op) != MPI_SUCCESS) {
+            /* (no memory for a stack: this call fails here, as any call
+             * whose process runs out of memory) */
+            op->mpi_errno = MPIR_Err_create_code(MPI_SUCCESS, MPIR_ERR_RECOVERABLE, __func__,
+                                                 __LINE__, MPI_ERR_NO_MEM, "**nomem", NULL);
+            op->state = NB_DONE;
+            return;
+        }
         nb_start(op);
+    }
     MPIR_Topo_nb_current = op;
 #if MPIR_TOPO_NB_FAST_SWITCH
     MPIR_Topo_nb_switch(&op->caller_sp, op->sp);
@@ -285,22 +301,30 @@ static int nb_step(MPIR_Topo_nb_t * op)
         nb_resume(op);
     if (op->state != NB_DONE)
         return 0;
+    if (op->stack_on_start && op->stack)
+        nb_stack_free(op);
     topo->nb_queue = op->next;
+    if (topo->nb_queue == NULL)
+        topo->nb_last = NULL;
     op->state = NB_IDLE;
     return 1;
 }
 
 static int nb_issue(void *data, int *done)
 {
-    MPIR_Topo_nb_t *op = data, **tail;
+    MPIR_Topo_nb_t *op = data;
     MPIR_Topo_comm_t *topo = MPIR_Topo_comm_struct(op->comm);
 
     MPIR_Assert(topo != NULL && op->state == NB_IDLE);
     op->state = NB_QUEUED;
     op->mpi_errno = MPI_SUCCESS;
     op->next = NULL;
-    for (tail = &topo->nb_queue; *tail; tail = &(*tail)->next);
-    *tail = op;
+    /* (appended at the last: thousands may be outstanding) */
+    if (topo->nb_last)
+        topo->nb_last->next = op;
+    else
+        topo->nb_queue = op;
+    topo->nb_last = op;
     /* first steps at once (copy-in, the first sends): what the others
      * wait for is under way before the caller computes */
     *done = topo->nb_queue == op && MPIR_Topo_nb_current == NULL ? nb_step(op) : 0;
@@ -365,10 +389,13 @@ int MPIR_Topo_nb_sched(MPIR_Comm * comm, MPIR_Topo_nb_body_fn body, void *arg,
     op->arg = arg;
     op->arg_free = arg_free;
     op->state = NB_IDLE;
-    mpi_errno = nb_stack_alloc(op);
-    if (mpi_errno) {
-        nb_free(op);
-        MPIR_ERR_CHECK(mpi_errno);
+    op->stack_on_start = !op->sched->is_persistent;
+    if (!op->stack_on_start) {
+        mpi_errno = nb_stack_alloc(op);
+        if (mpi_errno) {
+            nb_free(op);
+            MPIR_ERR_CHECK(mpi_errno);
+        }
     }
 
     type_id = MPIR_TSP_sched_new_type(sched, nb_issue, nb_complete, nb_free);

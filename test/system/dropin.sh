@@ -1,7 +1,8 @@
 #!/bin/sh
 #
-# Drop-in: a program that Debian built against its own MPICH runs on this
-# build unchanged.  The program is ScaLAPACK's LU test (xdlu, from Debian's
+# Drop-in: Fortran and MPI-IO programs build against this build (its
+# mpif90 and ROMIO, dropin_fortran.f90 and dropin_io.c), and a program that
+# Debian built against its own MPICH runs on it unchanged.  The program is ScaLAPACK's LU test (xdlu, from Debian's
 # scalapack-mpi-test, linked to libmpich.so.12 through
 # libscalapack-mpich.so.2.2), fetched with apt-get download and unpacked
 # into .cache/debian (nothing is installed into the system).  It runs on 4
@@ -23,6 +24,32 @@ tap_timeout=180
 
 check "make install provides libmpich.so.12, Debian's name for MPICH's library" \
     '[ "$(readlink -f "$prefix/lib/libmpich.so.12")" = "$(readlink -f "$prefix/lib/libmpi.so.12")" ]'
+
+# Fortran (use mpi) and MPI-IO, 4 processes, on one node and on 2 emulated
+# nodes (cliques); the trace must show our algorithms under the Fortran
+# calls
+if [ -x "$prefix/bin/mpif90" ]; then
+    "$prefix/bin/mpif90" -O2 -w -o "$tmp/fortran" "$top/test/system/dropin_fortran.f90" \
+        >"$tmp/out" 2>&1 && rc=0 || rc=1
+    check "a Fortran program builds with this build's mpif90 (libmpifort.so.12, mpi.mod)" \
+        '[ $rc = 0 ] && [ -e "$prefix/lib/libmpichfort.so.12" ]'
+    for env in "" MPIR_CVAR_NUM_CLIQUES=2; do
+        # shellcheck disable=SC2086
+        run MPIR_CVAR_COLL_TRACE=1 $env 4 "$tmp/fortran"
+        check "Fortran allreduce (MINLOC on MPI_2DOUBLE_PRECISION, in place), bcast, allgather, reduce${env:+, $env}: right, through our algorithms" \
+            '[ $rc = 0 ] && grep -q " No Errors" "$tmp/out" && grep -qE "^mpich-topo: +allreduce +topo_pipeline" "$tmp/out"'
+    done
+else
+    ok "Fortran programs on this build # SKIP no mpif90 (built without a Fortran compiler)"
+fi
+"$prefix/bin/mpicc" -O2 -o "$tmp/io" "$top/test/system/dropin_io.c" >"$tmp/out" 2>&1 && rc=0 || rc=1
+check "an MPI-IO program builds (ROMIO)" '[ $rc = 0 ]'
+for env in "" MPIR_CVAR_NUM_CLIQUES=2; do
+    # shellcheck disable=SC2086
+    run $env 4 "$tmp/io" "$tmp/io.dat"
+    check "MPI-IO collective write, interleaved collective read${env:+, $env}: every int right" \
+        '[ $rc = 0 ] && grep -q " No Errors" "$tmp/out" && [ ! -e "$tmp/io.dat" ]'
+done
 
 cache=$top/.cache/debian
 if ! topo_fetch_debs "$cache" scalapack-mpi-test libscalapack-mpich2.2 scalapack-test-common \

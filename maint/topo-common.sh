@@ -44,13 +44,10 @@ topo_build() {
     p=$top/install-$dev
     mkdir -p "$b"
     if [ ! -f "$b/mpich/config.status" ]; then
-        # MPICH's whole interface, as Debian's: the Fortran bindings
-        # (gfortran 10 and later reject MPICH's mpif.h calls without
-        # -fallow-argument-mismatch), the C++ bindings and MPI-IO (ROMIO),
-        # so that Fortran, C++ and MPI-IO programs build against this one
-        # and Debian-built ones run on it
-        set -- FFLAGS=-fallow-argument-mismatch FCFLAGS=-fallow-argument-mismatch "$@"
-        command -v gfortran >/dev/null 2>&1 || set -- --disable-fortran "$@"
+        # MPICH's whole interface, as Debian's: Fortran and C++ bindings and
+        # MPI-IO (ROMIO), so that such programs build against this one and
+        # Debian-built ones run on it (our configure leaves Fortran out
+        # without a compiler and adds gfortran 10's flags)
         command -v g++ >/dev/null 2>&1 || set -- --disable-cxx "$@"
         echo "== ch4:$dev: configure (about 1-2 minutes)"
         (cd "$b" && "$top/configure" --prefix="$p" --with-device=ch4:$dev \

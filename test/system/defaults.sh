@@ -12,6 +12,10 @@ prefix=$1 dev=$2
 tap_tail=25
 . "$(dirname "$0")/tap.sh"
 export MPIR_CVAR_COLL_TRACE=1
+# Which algorithm the selection picks is what these checks are about: the
+# engine is set up by the first call that uses it (the default, 5, defers
+# it on fresh communicators: checked on its own at the end, section 10)
+export MPIR_CVAR_TOPO_SETUP_CALLS=1
 
 # sel COLL ALGO KIND SIZE: the selection chose ALGO on such a communicator
 sel() { grep -qE "^mpich-topo: +$1 +$2 +selection +$3 +$4:" "$tmp/out"; }
@@ -25,7 +29,8 @@ valid() { [ $rc = 0 ] && ! grep -q 'wrong' "$tmp/out"; }
     "$prefix/bin/mpicc" -O2 -o "$tmp/ops" "$top/test/system/defaults_ops.c" >>"$tmp/out" 2>&1 &&
     "$prefix/bin/mpicc" -O2 -o "$tmp/cache" "$top/test/system/defaults_cache.c" >>"$tmp/out" 2>&1 &&
     "$prefix/bin/mpicc" -O2 -o "$tmp/ctx" "$top/test/system/defaults_ctx.c" >>"$tmp/out" 2>&1 &&
-    "$prefix/bin/mpicc" -O2 -o "$tmp/nb_defaults" "$top/test/system/nb_defaults.c" >>"$tmp/out" 2>&1 ||
+    "$prefix/bin/mpicc" -O2 -o "$tmp/nb_defaults" "$top/test/system/nb_defaults.c" >>"$tmp/out" 2>&1 &&
+    "$prefix/bin/mpicc" -O2 -o "$tmp/defer" "$top/test/system/defaults_defer.c" >>"$tmp/out" 2>&1 ||
     { notok "build the test programs"; tap_summary defaults; exit 1; }
 
 # every result is validated (-v); 16 B to 8 MiB per process
@@ -169,5 +174,19 @@ check "2 nodes x 2, rank 0 alone at MPI_THREAD_MULTIPLE: every MPI_I<coll> MPICH
 run tap_timeout=60 2 -bind-to core "$tmp/nb_defaults" mixed
 check "one node, rank 0 alone at MPI_THREAD_MULTIPLE: every MPI_I<coll> MPICH's, right results, no hang" \
     '[ $rc = 0 ] && grep -q " No Errors" "$tmp/out" && ! grep -qE "^mpich-topo: +i[a-z]+ +topo_" "$tmp/out"'
+
+# 10. when the engine is set up (defaults_defer.c): a fresh communicator's
+#     first 4 calls that would run it get the stock algorithm that stands
+#     in ("deferred"), nonblocking ones counted too, and the 5th sets it up;
+#     a call of 64 KiB or more sets it up at once.  Short-lived
+#     communicators (MPI_File_open's dup, a split per step) no longer pay
+#     the setup for their few calls.
+deferred() { grep -A1 -E "^mpich-topo: +$1 +$2 +deferred +parent +$3:" "$tmp/out" | sed -n '2p'; }
+for cliques in 1 2; do
+    if [ $cliques = 1 ]; then where="one node" np=2; else where="2 nodes x 2" np=4; fi
+    run MPIR_CVAR_TOPO_SETUP_CALLS=5 MPIR_CVAR_NUM_CLIQUES=$cliques $np "$tmp/defer"
+    check "$where, fresh communicators: 4 small calls deferred to MPICH's, the 5th sets the engine up (MPI_Iallreduce counted), a 64 KiB bcast at once, right results" \
+        '[ $rc = 0 ] && grep -q " No Errors" "$tmp/out" && deferred allreduce recursive_doubling $np | grep -q " 8-15 B: 4, .*2K-<4K B: 2$" && sizes allreduce topo_pipeline parent $np | grep -q "sizes 8-15 B: 1, 2K-<4K B: 1$" && sizes bcast topo_pipeline parent $np | grep -q "sizes 64K-<128K B: 1$" && ! grep -qE "^mpich-topo: +bcast +[a-z_]+ +deferred" "$tmp/out" && nb iallreduce sched_recursive_doubling $np "sizes 2K-<4K B: 2$" && nb iallreduce topo_pipeline $np "sizes 512-<1K B: 1$"'
+done
 
 tap_summary defaults

@@ -30,7 +30,8 @@ cvars:
         algorithm could not run and this stock one ran instead) or
         "step_aside" (a topology-aware algorithm stepped aside for this
         stock one: on the engine's own or MPICH's node sub-communicators,
-        or during MPI_Init); the
+        or during MPI_Init) or "deferred" (a call before the engine's setup,
+        MPIR_CVAR_TOPO_SETUP_CALLS); the
         communicator kind shows whether it ran on the user's communicator
         ("parent" or "flat") or on a node ("node") or node-roots
         ("node_roots") sub-communicator of a CH4 composition. While it is
@@ -292,7 +293,7 @@ void MPIR_Coll_trace_redirect(MPIR_Comm * comm, const char *coll, const char *fr
         trace_entry_t *t = &trace_table[i];
         if (t->kind == kind && t->size == comm->local_size && t->bucket[b] > 0 &&
             !strcmp(t->coll, coll) && !strcmp(t->algo, from) && strcmp(t->how, "fallback") &&
-            strcmp(t->how, "step_aside")) {
+            strcmp(t->how, "step_aside") && strcmp(t->how, "deferred")) {
             t->calls--;
             t->bucket[b]--;
             count_pvar(coll, from, -1);

@@ -206,7 +206,12 @@ int MPIR_Csel_topo_eval(MPIR_Comm * comm, int pred, int val, MPIR_Csel_topo_when
     if (pred == MPIR_CSEL_TOPO__ENGINE) {
         if (at_prune)
             return -1;
-        return MPIR_Topo_engine_ready(comm, when == MPIR_CSEL_TOPO_AT_PERSISTENT_INIT) == val;
+        int ready = MPIR_Topo_engine_ready(comm, when == MPIR_CSEL_TOPO_AT_PERSISTENT_INIT);
+        /* a nonblocking call that would run the engine brings its setup
+         * nearer (MPIR_CVAR_TOPO_SETUP_CALLS) */
+        if (!ready)
+            MPIR_Topo_count_call(comm);
+        return ready == val;
     }
     topo = MPIR_Topo_comm_struct(comm);
     if (topo == NULL)

@@ -465,9 +465,7 @@ void MPIR_Topo_comm_free(MPIR_Comm * comm)
     comm->topo = NULL;
 }
 
-/* Did the user choose algo (its collective's _INTRA_ALGORITHM CVAR, or an
- * MPIR tuning file), rather than MPICH's built-in tuning? */
-static int user_chose(const char *algo)
+int MPIR_Topo_user_chose(const char *algo)
 {
     const struct {
         const char *prefix;     /* of the MPIR names of its algorithms */
@@ -504,7 +502,7 @@ int MPIR_Topo_cannot_run(MPIR_Comm * comm, const char *algo, const char *reason)
 
     /* MPIR_CVAR_COLLECTIVE_FALLBACK is about what the user asked for; where
      * the built-in tuning chose one of ours, the stock selection just runs. */
-    if (!user_chose(algo))
+    if (!MPIR_Topo_user_chose(algo))
         return MPI_SUCCESS;
 
     if (MPIR_CVAR_COLLECTIVE_FALLBACK == MPIR_CVAR_COLLECTIVE_FALLBACK_error) {

@@ -123,6 +123,13 @@ const char *MPIR_Topo_nb_usable(void);
  * init, which may communicate: collective over comm) the engine is set up
  * first; a setup that fails answers 0 on every member. */
 int MPIR_Topo_engine_ready(MPIR_Comm * comm, int setup);
+/* Did the user choose algo, an MPIR function name or its prefix
+ * ("MPIR_Iallreduce_"), by its collective's _INTRA_ALGORITHM CVAR or an
+ * MPIR tuning file, rather than MPICH's built-in tuning? */
+int MPIR_Topo_user_chose(const char *algo);
+/* Counts a call on comm that would have run the engine if it were set up
+ * (comm->topo_calls, MPIR_CVAR_TOPO_SETUP_CALLS).  Local. */
+void MPIR_Topo_count_call(MPIR_Comm * comm);
 /* The coroutine running now (NULL outside one), and how it waits: it
  * switches back to the progress poll that resumed it. */
 extern MPIR_Topo_nb_t *MPIR_Topo_nb_current;

@@ -63,11 +63,44 @@ enum {
     TOPO_BARRIER_FLAGS,
 };
 
+void MPIR_Topo_count_call(MPIR_Comm * comm)
+{
+    if (comm->topo_calls < INT_MAX)
+        comm->topo_calls++;
+}
+
+/* Whether this call of an engine algorithm on comm runs it (and sets the
+ * engine up if that is not done yet), see MPIR_CVAR_TOPO_SETUP_CALLS.  Every
+ * member counts the same calls and sees the same sizes, CVARs (ALL_EQ) and
+ * tuning files, so all take the same decision. */
+static int engine_due(const MPIR_Topo_algo_t * algo, const MPIR_Topo_args_t * a)
+{
+    MPIR_Comm *comm = a->comm;
+    MPI_Aint tsize = 0;
+
+    if (comm->topo && comm->topo->engine)
+        return 1;
+    MPIR_Topo_count_call(comm);
+    if (comm->topo_calls >= MPIR_CVAR_TOPO_SETUP_CALLS)
+        return 1;
+    /* what the user chose runs from its first call (as FALLBACK says
+     * where it cannot); so do the nonblocking calls they chose, which
+     * need a blocking call to set the engine up */
+    if (MPIR_Topo_user_chose(algo->fn) || MPIR_Topo_user_chose("MPIR_Iallgather_") ||
+        MPIR_Topo_user_chose("MPIR_Ibcast_") || MPIR_Topo_user_chose("MPIR_Iallreduce_"))
+        return 1;
+    if (a->datatype != MPI_DATATYPE_NULL)
+        MPIR_Datatype_get_size_macro(a->datatype, tsize);
+    /* (allgather's count is one process's) */
+    return a->count * tsize * (strcmp(algo->coll, "allgather") ? 1 : comm->local_size) >=
+        MPIR_CVAR_TOPO_SETUP_BYTES;
+}
+
 static int topo_entry(const MPIR_Topo_algo_t * algo, const MPIR_Topo_args_t * a,
                       MPIR_Errflag_t * errflag)
 {
     int mpi_errno = MPI_SUCCESS;
-    const char *why_not = NULL;
+    const char *why_not = NULL, *how = "step_aside";
     MPIR_Comm *comm = a->comm;
 
     if (comm->comm_kind != MPIR_COMM_KIND__INTRACOMM) {
@@ -82,6 +115,10 @@ static int topo_entry(const MPIR_Topo_algo_t * algo, const MPIR_Topo_args_t * a,
      * itself up on it, use the stock algorithm (why_not stays NULL) */
     if (algo->engine && MPIR_TOPO_STEP_ASIDE(comm))
         goto stock;
+    if (algo->engine && algo->run && !engine_due(algo, a)) {
+        how = "deferred";
+        goto stock;
+    }
 
     if (algo->run) {
         mpi_errno = algo->run(a, &why_not, errflag);
@@ -95,7 +132,7 @@ static int topo_entry(const MPIR_Topo_algo_t * algo, const MPIR_Topo_args_t * a,
 
   stock:
     MPIR_COLL_TRACE_REDIRECT(comm, algo->coll, algo->name, algo->stock_name(a),
-                             why_not ? "fallback" : "step_aside", a->count, a->datatype);
+                             why_not ? "fallback" : how, a->count, a->datatype);
     mpi_errno = algo->stock(a, errflag);
 
   fn_exit:
@@ -513,13 +550,47 @@ cvars:
         Set the shared-memory engine up on every intracommunicator when it is
         created (MPI_COMM_WORLD at the end of MPI_Init), so that nonblocking
         topo_pipeline collectives run it from their first call.  Without it a
-        nonblocking call runs the engine only once a blocking collective or a
-        persistent init has set it up on the communicator (a nonblocking call
-        may not wait for its peers, and the setup does), and MPICH's own
-        nonblocking algorithm before.  It costs a node segment per
+        nonblocking call runs the engine only once a blocking collective
+        (MPIR_CVAR_TOPO_SETUP_CALLS) or a persistent init has set it up on the
+        communicator (a nonblocking call may not wait for its peers, and the
+        setup does), and MPICH's own nonblocking algorithm before.  It costs a node segment per
         communicator; not done for MPI_Comm_idup (its communicator is made
         inside progress).  Where some member runs MPI_THREAD_MULTIPLE, no
         member runs nonblocking calls in the engine.
+
+    - name        : MPIR_CVAR_TOPO_SETUP_CALLS
+      category    : TOPO
+      type        : int
+      default     : 5
+      class       : none
+      verbosity   : MPI_T_VERBOSITY_USER_BASIC
+      scope       : MPI_T_SCOPE_ALL_EQ
+      description : >-
+        The shared-memory engine is set up on a communicator by the blocking
+        collective that is this many calls of its algorithms there (the
+        blocking ones, and the nonblocking ones that would run it if it were
+        set up); the calls before run the stock algorithm that stands in
+        (the trace says "deferred").  The setup costs some 70 us on one node
+        (a dozen small collectives, the node segment), more than a short-lived
+        communicator's few calls gain from it.  A call of
+        MPIR_CVAR_TOPO_SETUP_BYTES or more, an algorithm the user chose (by
+        its _INTRA_ALGORITHM CVAR or an MPIR tuning file that covers its
+        collective, or such a choice for a nonblocking collective), a
+        persistent collective's init and MPIR_CVAR_TOPO_EAGER_SETUP set it up
+        at once.  1: the first call.
+
+    - name        : MPIR_CVAR_TOPO_SETUP_BYTES
+      category    : TOPO
+      type        : int
+      default     : 65536
+      class       : none
+      verbosity   : MPI_T_VERBOSITY_USER_BASIC
+      scope       : MPI_T_SCOPE_ALL_EQ
+      description : >-
+        A blocking collective of this many bytes or more (the whole result:
+        an allgather's all blocks) sets the engine up on its communicator
+        whatever MPIR_CVAR_TOPO_SETUP_CALLS says: such a call gains more than
+        the setup costs.
 
 === END_MPI_T_CVAR_INFO_BLOCK ===
 */

@@ -294,13 +294,21 @@ int MPIR_Topo_coll_result(int mpi_errno, int mpi_errno_ret, MPIR_Errflag_t errfl
 
 int MPIR_Topo_agree(MPIR_Comm * comm, int failed, MPIR_Errflag_t * errflag)
 {
-    int mpi_errno, any = 0;
+    return MPIR_Topo_agree_max(comm, failed, NULL, errflag);
+}
+
+int MPIR_Topo_agree_max(MPIR_Comm * comm, int failed, int *value, MPIR_Errflag_t * errflag)
+{
+    int mpi_errno, in[2] = { failed, value ? *value : 0 }, out[2] = { 0, 0 }, any;
 
     /* a concrete algorithm, as below */
-    mpi_errno = MPIR_Allreduce_intra_recursive_doubling(&failed, &any, 1, MPI_INT, MPI_MAX, comm,
-                                                        errflag);
+    mpi_errno = MPIR_Allreduce_intra_recursive_doubling(in, out, value ? 2 : 1, MPI_INT, MPI_MAX,
+                                                        comm, errflag);
     if (mpi_errno)
         return mpi_errno;
+    any = out[0];
+    if (value)
+        *value = out[1];
     if (failed)
         return MPIR_Err_create_code(MPI_SUCCESS, MPIR_ERR_RECOVERABLE, __func__, __LINE__,
                                     MPI_ERR_NO_MEM, "**nomem", NULL);

@@ -570,8 +570,8 @@ cvars:
         collective that is this many calls of its algorithms there (the
         blocking ones, and the nonblocking ones that would run it if it were
         set up); the calls before run the stock algorithm that stands in
-        (the trace says "deferred").  The setup costs some 70 us on one node
-        (a dozen small collectives, the node segment), more than a short-lived
+        (the trace says "deferred").  The setup costs some 60 us on one node
+        (eight small collectives, the node segment), more than a short-lived
         communicator's few calls gain from it.  A call of
         MPIR_CVAR_TOPO_SETUP_BYTES or more, an algorithm the user chose (by
         its _INTRA_ALGORITHM CVAR or an MPIR tuning file that covers its

@@ -479,10 +479,16 @@ extern MPL_atomic_uint64_t *MPIDI_POSIX_shm_limit_counter;
 
 static void ptracer_release(MPIDI_Topo_engine_t * e);
 
+/* the engine of a process that could not allocate its own, where the
+ * members agreed that the setup failed */
+static MPIDI_Topo_engine_t setup_failed = {.why_not = "setting up the engine failed" };
+
 static void engine_free(void *ptr)
 {
     MPIDI_Topo_engine_t *e = ptr;
 
+    if (e == &setup_failed)
+        return;
     ptracer_release(e);
     if (e->seg)
         MPIDU_shm_free(e->seg);
@@ -512,16 +518,21 @@ static void mark_own(MPIR_Comm * comm, MPIR_Topo_comm_t ** spare)
     comm->topo->step_aside = 1;
 }
 
-/* Yama's kernel.yama.ptrace_scope, -1 without Yama */
+/* Yama's kernel.yama.ptrace_scope, -1 without Yama (read once: a setup
+ * per communicator need not open a file) */
 static int yama_ptrace_scope(void)
 {
-    int scope = -1;
-    FILE *f = fopen("/proc/sys/kernel/yama/ptrace_scope", "r");
+    static int scope = -2;
 
-    if (f) {
-        if (fscanf(f, "%d", &scope) != 1)
-            scope = -1;
-        fclose(f);
+    if (scope == -2) {
+        FILE *f = fopen("/proc/sys/kernel/yama/ptrace_scope", "r");
+
+        scope = -1;
+        if (f) {
+            if (fscanf(f, "%d", &scope) != 1)
+                scope = -1;
+            fclose(f);
+        }
     }
     return scope;
 }
@@ -566,70 +577,72 @@ static int cma_allowed(MPIDI_Topo_engine_t * e)
 /* what probe_cma reads from its neighbour, xor the neighbour's pid:
  * "topocma!" */
 #define MPIDI_TOPO_CMA_MAGIC 0x746f706f636d6121ULL
+/* static, so that it outlives every neighbour's read */
+static volatile uint64_t cma_magic;
 
-/* Can every local process read its right neighbour's memory with CMA?
- * Sets e->cma for the node. */
-static int probe_cma(MPIDI_Topo_engine_t * e, MPIR_Errflag_t * errflag)
+/* Can this process read its right neighbour's memory with CMA?  Collective
+ * over the node (a barrier publishes the addresses). */
+static int probe_cma(MPIDI_Topo_engine_t * e, int *ok, MPIR_Errflag_t * errflag)
 {
     int mpi_errno = MPI_SUCCESS;
-    volatile uint64_t magic = MPIDI_TOPO_CMA_MAGIC ^ (uint64_t) getpid();
     uint64_t got = 0;
-    int ok = cma_allowed(e), all_ok = 0;
     int right = (e->local_rank + 1) % e->local_size;
     MPIDI_Topo_ctrl_t *me = MPIDI_TOPO_CTRL(e, e->local_rank);
 
-    me->addr = (uint64_t) (uintptr_t) & magic;
+    *ok = cma_allowed(e);
+    cma_magic = MPIDI_TOPO_CMA_MAGIC ^ (uint64_t) getpid();
+    me->addr = (uint64_t) (uintptr_t) & cma_magic;
     mpi_errno = MPIR_Barrier_impl(e->node_comm, errflag);
     MPIR_ERR_CHECK(mpi_errno);
     {
         MPIDI_Topo_ctrl_t *rc = MPIDI_TOPO_CTRL(e, right);
         struct iovec l = { &got, sizeof(got) }, r = { (void *) (uintptr_t) rc->addr, sizeof(got) };
-        if (!ok || process_vm_readv((pid_t) rc->pid, &l, 1, &r, 1, 0) != (ssize_t) sizeof(got) ||
+        if (!*ok || process_vm_readv((pid_t) rc->pid, &l, 1, &r, 1, 0) != (ssize_t) sizeof(got) ||
             got != (MPIDI_TOPO_CMA_MAGIC ^ rc->pid))
-            ok = 0;
+            *ok = 0;
     }
-    /* keeps magic alive until the left neighbour has read it */
-    mpi_errno = MPIR_Allreduce_impl(&ok, &all_ok, 1, MPI_INT, MPI_MIN, e->node_comm, errflag);
-    MPIR_ERR_CHECK(mpi_errno);
-    e->cma = all_ok;
 
   fn_exit:
     return mpi_errno;
   fn_fail:
+    *ok = 0;
     goto fn_exit;
 }
 
-/* Setup, phase 1: the leader layout and this process's place in it.
- * Everything that can fail on one process alone comes first, and is agreed
- * on before the first collective on comm; spare holds the structs that
- * mark the engine's own communicators (mark_own). */
-static int setup_layout(MPIR_Comm * comm, MPIR_Topo_comm_t * topo, MPIDI_Topo_engine_t * e,
-                        MPIR_Topo_comm_t ** spare, MPIR_Errflag_t * errflag)
+/* Setup, phase 1 (local): the leader layout and what the engine
+ * allocates for it; spare holds the structs that mark the engine's own
+ * communicators (mark_own).  Everything that can fail on one process
+ * alone is here, and is agreed on before the setup's first other
+ * collective on comm.  Nonzero: it failed. */
+static int setup_alloc(MPIR_Comm * comm, MPIR_Topo_comm_t * topo, MPIDI_Topo_engine_t * e,
+                       MPIR_Topo_comm_t ** spare)
 {
-    int mpi_errno = MPI_SUCCESS, fail, k;
-    MPIR_Topo_layout_t *l;
+    int k;
 
-    fail = MPIR_Topo_comm_get_layout(comm, topo, MPIR_CVAR_TOPO_LEADERS_PER_NODE) != 0;
-    if (!fail) {
-        e->leader_local = MPL_malloc(topo->layout->k * sizeof(int), MPL_MEM_COLL);
-        e->group_lo = MPL_malloc((topo->layout->k + 1) * sizeof(int), MPL_MEM_COLL);
-        /* cache ids of the node's processes, then their cell groups */
-        e->cell_lo = MPL_malloc((comm->local_size + 1) * sizeof(int), MPL_MEM_COLL);
-        e->net_aint = MPL_malloc(2 * topo->layout->nnodes * sizeof(MPI_Aint), MPL_MEM_COLL);
-        e->net_reqs = MPL_malloc(2 * comm->local_size * sizeof(MPIR_Request *), MPL_MEM_COLL);
-        for (int i = 0; i < 2; i++) {
-            spare[i] = MPL_calloc(1, sizeof(MPIR_Topo_comm_t), MPL_MEM_COLL);
-            if (spare[i])
-                spare[i]->tree_root = -1;
-        }
-        fail = !e->leader_local || !e->group_lo || !e->cell_lo || !e->net_aint || !e->net_reqs ||
-            !spare[0] || !spare[1] ||
-            MPIR_CVAR_TOPO_DEBUG_SETUP_NOMEM == MPIR_Process.comm_world->rank;
+    if (MPIR_Topo_comm_get_layout(comm, topo, MPIR_CVAR_TOPO_LEADERS_PER_NODE) != 0)
+        return 1;
+    k = topo->layout->k;
+    e->leader_local = MPL_malloc(k * sizeof(int), MPL_MEM_COLL);
+    e->group_lo = MPL_malloc((k + 1) * sizeof(int), MPL_MEM_COLL);
+    /* cache ids of the node's processes, then their cell groups */
+    e->cell_lo = MPL_malloc((comm->local_size + 1) * sizeof(int), MPL_MEM_COLL);
+    e->net_aint = MPL_malloc(2 * topo->layout->nnodes * sizeof(MPI_Aint), MPL_MEM_COLL);
+    e->net_reqs = MPL_malloc(2 * comm->local_size * sizeof(MPIR_Request *), MPL_MEM_COLL);
+    for (int i = 0; i < 2; i++) {
+        spare[i] = MPL_calloc(1, sizeof(MPIR_Topo_comm_t), MPL_MEM_COLL);
+        if (spare[i])
+            spare[i]->tree_root = -1;
     }
-    mpi_errno = MPIR_Topo_agree(comm, fail, errflag);
-    MPIR_ERR_CHECK(mpi_errno);
-    l = e->layout = topo->layout;
-    k = e->k = l->k;
+    return !e->leader_local || !e->group_lo || !e->cell_lo || !e->net_aint || !e->net_reqs ||
+        !spare[0] || !spare[1] || MPIR_CVAR_TOPO_DEBUG_SETUP_NOMEM == MPIR_Process.comm_world->rank;
+}
+
+/* Setup, phase 2 (local): this process's place in the layout */
+static void setup_place(MPIR_Comm * comm, MPIR_Topo_comm_t * topo, MPIDI_Topo_engine_t * e)
+{
+    MPIR_Topo_layout_t *l = e->layout = topo->layout;
+    int k = e->k = l->k;
+
     e->nnodes = l->nnodes;
     e->node = l->node[comm->rank];
     e->local_rank = l->pos[comm->rank] - l->node_start[e->node];
@@ -638,13 +651,13 @@ static int setup_layout(MPIR_Comm * comm, MPIR_Topo_comm_t * topo, MPIDI_Topo_en
         e->max_local_size = MPL_MAX(e->max_local_size, l->node_start[x + 1] - l->node_start[x]);
     if (e->nnodes > MPIDI_TOPO_MAX_STEPS) {
         e->why_not = "it spans more nodes than its progress counters can step through";
-        goto fn_exit;
+        return;
     }
     if (e->max_local_size == 1) {
         /* no shared-memory stage: the algorithms run their network step on
          * comm itself, so no sub-communicators or segment are needed */
         e->one_per_node = 1;
-        goto fn_exit;
+        return;
     }
     for (int g = 0; g <= k; g++)
         e->group_lo[g] = l->group_start[e->node * k + g] - l->node_start[e->node];
@@ -667,11 +680,6 @@ static int setup_layout(MPIR_Comm * comm, MPIR_Topo_comm_t * topo, MPIDI_Topo_en
     for (int g = 0; g < e->ncell_groups; g++)
         if (e->local_rank >= e->cell_lo[g])
             e->cell_group = g;
-
-  fn_exit:
-    return mpi_errno;
-  fn_fail:
-    goto fn_exit;
 }
 
 /* An engine communicator of comm's members map[0..n) (comm ranks), this
@@ -727,7 +735,7 @@ static int can_derive(MPIR_Comm * comm)
         MPIR_CONTEXT_READ_FIELD(SUBCOMM, comm->context_id) == 0;
 }
 
-/* Setup, phase 2: node_comm and leader_comm, derived from comm's context
+/* Setup, phase 3: node_comm and leader_comm, derived from comm's context
  * id where it can be (derive_subcomm), otherwise split off.  A split fails
  * on every member alike when no context id is left (an application
  * holding about 2000 communicators): then the engine does not run on comm,
@@ -790,80 +798,6 @@ static int setup_subcomms(MPIR_Comm * comm, MPIDI_Topo_engine_t * e, MPIR_Topo_c
     goto fn_exit;
 }
 
-/* Setup, phase 3: the node segment (control blocks, cells, slots), within
- * the node's collective shared-memory budget; every member of comm takes
- * the same decision. */
-static int setup_segment(MPIR_Comm * comm, MPIDI_Topo_engine_t * e, MPIR_Errflag_t * errflag)
-{
-    int mpi_errno = MPI_SUCCESS, fail = 0, any_fail = 0;
-    bool map_fail = false;
-    size_t ctrl_bytes, cell_bytes, pg = (size_t) sysconf(_SC_PAGESIZE);
-
-    e->slot_size = MPIR_CVAR_TOPO_PIPELINE_CHUNK_SIZE > 0 ? MPIR_CVAR_TOPO_PIPELINE_CHUNK_SIZE : 0;
-    if (e->slot_size < (size_t) comm->local_size * 64)
-        e->slot_size = (size_t) comm->local_size * 64;
-    e->slot_size = (e->slot_size + 63) & ~(size_t) 63;
-    /* one control block per local process, then the node's failure word */
-    ctrl_bytes = ((size_t) (e->local_size + 1) * MPIDI_TOPO_CTRL_SIZE + pg - 1) / pg * pg;
-    /* the cells, then (two-stage small reductions) each group's partials */
-    cell_bytes = (size_t) (e->local_size + (e->ncell_groups > 1 ? e->ncell_groups : 0)) *
-        MPIDI_TOPO_NCELLS * MPIDI_TOPO_CELL_STRIDE;
-    e->seg_size = ctrl_bytes + cell_bytes + MPIDI_TOPO_NSLOTS * e->slot_size;
-    if (e->local_rank == 0) {
-        uint64_t used = MPIDI_POSIX_shm_limit_counter ?
-            MPL_atomic_fetch_add_uint64(MPIDI_POSIX_shm_limit_counter, e->seg_size) : 0;
-        e->budget = MPIDI_POSIX_shm_limit_counter ? e->seg_size : 0;
-        if (used + e->seg_size > (uint64_t) MPIR_CVAR_COLL_SHM_LIMIT_PER_NODE * 1024)
-            fail = 1;
-    }
-    mpi_errno = MPIR_Bcast_impl(&fail, 1, MPI_INT, 0, e->node_comm, errflag);
-    MPIR_ERR_CHECK(mpi_errno);
-    if (!fail) {
-        mpi_errno = MPIDU_shm_alloc(e->node_comm, e->seg_size, &e->seg, &map_fail);
-        MPIR_ERR_CHECK(mpi_errno);
-        if (map_fail) {
-            e->seg = NULL;
-            fail = 2;
-        }
-    }
-    mpi_errno = MPIR_Allreduce_impl(&fail, &any_fail, 1, MPI_INT, MPI_MAX, comm, errflag);
-    MPIR_ERR_CHECK(mpi_errno);
-    if (any_fail) {
-        if (e->budget) {
-            MPL_atomic_fetch_sub_uint64(MPIDI_POSIX_shm_limit_counter, e->budget);
-            e->budget = 0;
-        }
-        e->why_not = any_fail == 1 ?
-            "its node segment would exceed MPIR_CVAR_COLL_SHM_LIMIT_PER_NODE" :
-            "the node shared-memory segment could not be created";
-        goto fn_exit;
-    }
-    e->ctrl_base = e->seg;
-    e->node_failed = &MPIDI_TOPO_CTRL(e, e->local_size)->arrive;
-    e->cells = (char *) e->seg + ctrl_bytes;
-    e->pcells = e->cells + (size_t) e->local_size * MPIDI_TOPO_NCELLS * MPIDI_TOPO_CELL_STRIDE;
-    e->data = e->cells + cell_bytes;
-    e->cells_free = MPIDI_TOPO_NCELLS;
-    MPIDI_TOPO_CTRL(e, e->local_rank)->pid = (uint64_t) getpid();
-    if (MPIR_CVAR_TOPO_DEBUG_ROUNDS_LEFT > 0) {
-        MPIDI_Topo_ctrl_t *me = MPIDI_TOPO_CTRL(e, e->local_rank);
-        e->round = MPIDI_TOPO_MAX_ROUND - (uint64_t) MPIR_CVAR_TOPO_DEBUG_ROUNDS_LEFT;
-        e->all_arrived = e->round;
-        MPL_atomic_relaxed_store_uint64(&me->arrive, e->round);
-        MPL_atomic_relaxed_store_uint64(&me->done, e->round);
-        MPL_atomic_relaxed_store_uint64(&me->avail, MPIDI_TOPO_PROG(e->round, 0));
-        MPL_atomic_relaxed_store_uint64(&me->reduced, e->round);
-        MPL_atomic_relaxed_store_uint64(&me->partial, e->round);
-        MPL_atomic_relaxed_store_uint64(&me->grouped, e->round);
-        MPL_atomic_relaxed_store_uint64(&me->copied, e->round);
-    }
-
-  fn_exit:
-    return mpi_errno;
-  fn_fail:
-    goto fn_exit;
-}
-
 /* Setup, phase 4 (local): how often flag waits yield and poll the netmod */
 static void setup_waiting(MPIDI_Topo_engine_t * e)
 {
@@ -896,30 +830,88 @@ static void setup_waiting(MPIDI_Topo_engine_t * e)
         0 : 16 * (e->poll_mask + 1);
 }
 
-/* Setup, phase 5: whether local copies may use CMA (probe_cma), decided
- * alike on every member; its barrier publishes the pids and zeroed
- * counters before anyone reads them. */
-static int setup_cma(MPIR_Comm * comm, MPIDI_Topo_engine_t * e, MPIR_Errflag_t * errflag)
+/* Setup, phase 5: the node segment (control blocks, cells, slots), within
+ * the node's collective shared-memory budget, and whether local copies
+ * may use CMA (probe_cma); one allreduce on comm agrees on both, and
+ * publishes the pids and zeroed counters before any call reads them. */
+static int setup_segment(MPIR_Comm * comm, MPIDI_Topo_engine_t * e, MPIR_Errflag_t * errflag)
 {
-    int mpi_errno = MPI_SUCCESS, use_cma, cma, all_cma = 0;
+    int mpi_errno = MPI_SUCCESS, use_cma, cma_ok = 1;
+    int mine[2] = { 0, 0 }, all[2] = { 0, 0 };  /* failed (1: budget, 2: mapping), no CMA */
+    bool map_fail = false;
+    size_t ctrl_bytes, cell_bytes, pg = (size_t) sysconf(_SC_PAGESIZE);
 
+    e->slot_size = MPIR_CVAR_TOPO_PIPELINE_CHUNK_SIZE > 0 ? MPIR_CVAR_TOPO_PIPELINE_CHUNK_SIZE : 0;
+    if (e->slot_size < (size_t) comm->local_size * 64)
+        e->slot_size = (size_t) comm->local_size * 64;
+    e->slot_size = (e->slot_size + 63) & ~(size_t) 63;
+    /* one control block per local process, then the node's failure word */
+    ctrl_bytes = ((size_t) (e->local_size + 1) * MPIDI_TOPO_CTRL_SIZE + pg - 1) / pg * pg;
+    /* the cells, then (two-stage small reductions) each group's partials */
+    cell_bytes = (size_t) (e->local_size + (e->ncell_groups > 1 ? e->ncell_groups : 0)) *
+        MPIDI_TOPO_NCELLS * MPIDI_TOPO_CELL_STRIDE;
+    e->seg_size = ctrl_bytes + cell_bytes + MPIDI_TOPO_NSLOTS * e->slot_size;
+    /* (the node learns of an exceeded budget in the allreduce below: the
+     * segment, mapped meanwhile, is freed untouched but for its control
+     * blocks) */
+    if (e->local_rank == 0) {
+        uint64_t used = MPIDI_POSIX_shm_limit_counter ?
+            MPL_atomic_fetch_add_uint64(MPIDI_POSIX_shm_limit_counter, e->seg_size) : 0;
+        e->budget = MPIDI_POSIX_shm_limit_counter ? e->seg_size : 0;
+        if (used + e->seg_size > (uint64_t) MPIR_CVAR_COLL_SHM_LIMIT_PER_NODE * 1024)
+            mine[0] = 1;
+    }
+    /* (agreed on within the node) */
+    mpi_errno = MPIDU_shm_alloc(e->node_comm, e->seg_size, &e->seg, &map_fail);
+    MPIR_ERR_CHECK(mpi_errno);
     use_cma = MPIR_CVAR_TOPO_CMA != MPIR_CVAR_TOPO_CMA_off &&
         (MPIR_CVAR_TOPO_ALLGATHER_CMA_THRESHOLD >= 0 || MPIR_CVAR_TOPO_BCAST_CMA_THRESHOLD >= 0);
-    if (e->local_size > 1 && use_cma) {
-        mpi_errno = probe_cma(e, errflag);
-        MPIR_ERR_CHECK(mpi_errno);
+    if (map_fail) {
+        e->seg = NULL;
+        mine[0] = 2;
     } else {
-        mpi_errno = MPIR_Barrier_impl(e->node_comm, errflag);
-        MPIR_ERR_CHECK(mpi_errno);
+        e->ctrl_base = e->seg;
+        MPIDI_TOPO_CTRL(e, e->local_rank)->pid = (uint64_t) getpid();
+        if (e->local_size > 1 && use_cma) {
+            mpi_errno = probe_cma(e, &cma_ok, errflag);
+            MPIR_ERR_CHECK(mpi_errno);
+        }
     }
     /* CMA only if it works on every node: the choice changes no message
      * between nodes, but keep the behaviour uniform and predictable */
-    cma = e->local_size == 1 ? 1 : e->cma;
-    mpi_errno = MPIR_Allreduce_impl(&cma, &all_cma, 1, MPI_INT, MPI_MIN, comm, errflag);
+    mine[1] = !cma_ok;
+    mpi_errno = MPIR_Allreduce_impl(mine, all, 2, MPI_INT, MPI_MAX, comm, errflag);
     MPIR_ERR_CHECK(mpi_errno);
-    e->cma = all_cma && use_cma;
+    e->cma = use_cma && !all[1];
     if (!e->cma)
         ptracer_release(e);
+    if (all[0]) {
+        if (e->budget) {
+            MPL_atomic_fetch_sub_uint64(MPIDI_POSIX_shm_limit_counter, e->budget);
+            e->budget = 0;
+        }
+        e->why_not = all[0] == 1 ?
+            "its node segment would exceed MPIR_CVAR_COLL_SHM_LIMIT_PER_NODE" :
+            "the node shared-memory segment could not be created";
+        goto fn_exit;
+    }
+    e->node_failed = &MPIDI_TOPO_CTRL(e, e->local_size)->arrive;
+    e->cells = (char *) e->seg + ctrl_bytes;
+    e->pcells = e->cells + (size_t) e->local_size * MPIDI_TOPO_NCELLS * MPIDI_TOPO_CELL_STRIDE;
+    e->data = e->cells + cell_bytes;
+    e->cells_free = MPIDI_TOPO_NCELLS;
+    if (MPIR_CVAR_TOPO_DEBUG_ROUNDS_LEFT > 0) {
+        MPIDI_Topo_ctrl_t *me = MPIDI_TOPO_CTRL(e, e->local_rank);
+        e->round = MPIDI_TOPO_MAX_ROUND - (uint64_t) MPIR_CVAR_TOPO_DEBUG_ROUNDS_LEFT;
+        e->all_arrived = e->round;
+        MPL_atomic_relaxed_store_uint64(&me->arrive, e->round);
+        MPL_atomic_relaxed_store_uint64(&me->done, e->round);
+        MPL_atomic_relaxed_store_uint64(&me->avail, MPIDI_TOPO_PROG(e->round, 0));
+        MPL_atomic_relaxed_store_uint64(&me->reduced, e->round);
+        MPL_atomic_relaxed_store_uint64(&me->partial, e->round);
+        MPL_atomic_relaxed_store_uint64(&me->grouped, e->round);
+        MPL_atomic_relaxed_store_uint64(&me->copied, e->round);
+    }
 
   fn_exit:
     return mpi_errno;
@@ -927,46 +919,34 @@ static int setup_cma(MPIR_Comm * comm, MPIDI_Topo_engine_t * e, MPIR_Errflag_t *
     goto fn_exit;
 }
 
-/* Sets the engine up on comm, phase by phase; a phase that finds the engine
- * cannot run here (the same on every member) says why in e->why_not and
- * ends the setup without error. */
+/* Sets the engine up on comm once its members agreed that each could
+ * allocate what it needs (nb_any: some member cannot run nonblocking calls
+ * in the engine), phase by phase; a phase that finds the engine cannot run
+ * here (the same on every member) says why in e->why_not and ends the setup
+ * without error. */
 static int engine_setup(MPIR_Comm * comm, MPIR_Topo_comm_t * topo, MPIDI_Topo_engine_t * e,
-                        MPIR_Errflag_t * errflag)
+                        int nb_any, MPIR_Topo_comm_t ** spare, MPIR_Errflag_t * errflag)
 {
     int mpi_errno = MPI_SUCCESS;
-    MPIR_Topo_comm_t *spare[2] = { NULL, NULL };
 
-    mpi_errno = setup_layout(comm, topo, e, spare, errflag);
-    MPIR_ERR_CHECK(mpi_errno);
+    setup_place(comm, topo, e);
     if (e->why_not || e->one_per_node)
         goto fn_exit;
-    {
-        /* each process has its own thread level: one that cannot run the
-         * engine's nonblocking calls keeps every member from them */
-        int mine = MPIR_Topo_nb_usable() != NULL, any = 0;
-        mpi_errno = MPIR_Allreduce_intra_recursive_doubling(&mine, &any, 1, MPI_INT, MPI_MAX,
-                                                            comm, errflag);
-        MPIR_ERR_CHECK(mpi_errno);
-        if (any)
-            e->nb_why_not = mine ? MPIR_Topo_nb_usable() :
-                "MPI_THREAD_MULTIPLE on another member (a call's coroutine there could be "
-                "resumed by another thread)";
-    }
+    /* each process has its own thread level: one that cannot run the
+     * engine's nonblocking calls keeps every member from them */
+    if (nb_any)
+        e->nb_why_not = MPIR_Topo_nb_usable() ? MPIR_Topo_nb_usable() :
+            "MPI_THREAD_MULTIPLE on another member (a call's coroutine there could be "
+            "resumed by another thread)";
     mpi_errno = setup_subcomms(comm, e, spare);
     MPIR_ERR_CHECK(mpi_errno);
     if (e->why_not)
         goto fn_exit;
-    mpi_errno = setup_segment(comm, e, errflag);
-    MPIR_ERR_CHECK(mpi_errno);
-    if (e->why_not)
-        goto fn_exit;
     setup_waiting(e);
-    mpi_errno = setup_cma(comm, e, errflag);
+    mpi_errno = setup_segment(comm, e, errflag);
     MPIR_ERR_CHECK(mpi_errno);
 
   fn_exit:
-    MPL_free(spare[0]);
-    MPL_free(spare[1]);
     return mpi_errno;
   fn_fail:
     goto fn_exit;
@@ -975,8 +955,8 @@ static int engine_setup(MPIR_Comm * comm, MPIR_Topo_comm_t * topo, MPIDI_Topo_en
 int MPIDI_Topo_engine_get(MPIR_Comm * comm, MPIDI_Topo_engine_t ** e_out, const char **why_not,
                           MPIR_Errflag_t * errflag)
 {
-    int mpi_errno = MPI_SUCCESS, raised;
-    MPIR_Topo_comm_t *topo;
+    int mpi_errno = MPI_SUCCESS, raised, fail, nb_any;
+    MPIR_Topo_comm_t *topo, *spare[2] = { NULL, NULL };
     MPIDI_Topo_engine_t *e;
 
     *why_not = NULL;
@@ -1004,23 +984,30 @@ int MPIDI_Topo_engine_get(MPIR_Comm * comm, MPIDI_Topo_engine_t ** e_out, const 
     if (!raised)
         topo->step_aside++;
 
+    /* one allreduce agrees on what each member allocated and on the
+     * members' thread levels; where any failed, all return the error, and
+     * keep a failed engine: a failed setup is not retried, and the next
+     * calls fall back alike */
     e = MPL_calloc(1, sizeof(*e), MPL_MEM_COLL);
-    mpi_errno = MPIR_Topo_agree(comm, e == NULL, errflag);
+    fail = e == NULL || setup_alloc(comm, topo, e, spare);
+    nb_any = MPIR_Topo_nb_usable() != NULL;
+    mpi_errno = MPIR_Topo_agree_max(comm, fail, &nb_any, errflag);
+    topo->engine = e ? e : &setup_failed;
+    topo->engine_free = engine_free;
     if (mpi_errno) {
         topo->step_aside--;
-        MPL_free(e);
-        MPIR_ERR_CHECK(mpi_errno);
+        if (e)
+            e->why_not = setup_failed.why_not;
+        goto fn_fail;
     }
-    topo->engine = e;
-    topo->engine_free = engine_free;
-    /* (the communicators the setup splits off are the engine's own) */
+    /* (the communicators the setup creates are the engine's own) */
     MPIR_Topo_setup_hold++;
-    mpi_errno = engine_setup(comm, topo, e, errflag);
+    mpi_errno = engine_setup(comm, topo, e, nb_any, spare, errflag);
     MPIR_Topo_setup_hold--;
     topo->step_aside--;
     if (mpi_errno) {
-        /* a failed setup is not retried: the same error would follow */
-        e->why_not = "setting up the engine failed";
+        /* (not retried either: the same error would follow) */
+        e->why_not = setup_failed.why_not;
         MPIR_ERR_CHECK(mpi_errno);
     }
     if (e->why_not && e->seg) {
@@ -1031,6 +1018,8 @@ int MPIDI_Topo_engine_get(MPIR_Comm * comm, MPIDI_Topo_engine_t ** e_out, const 
     *why_not = e->why_not;
 
   fn_exit:
+    MPL_free(spare[0]);
+    MPL_free(spare[1]);
     return mpi_errno;
   fn_fail:
     goto fn_exit;

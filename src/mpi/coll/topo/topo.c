@@ -294,21 +294,26 @@ int MPIR_Topo_coll_result(int mpi_errno, int mpi_errno_ret, MPIR_Errflag_t errfl
 
 int MPIR_Topo_agree(MPIR_Comm * comm, int failed, MPIR_Errflag_t * errflag)
 {
-    return MPIR_Topo_agree_max(comm, failed, NULL, errflag);
+    return MPIR_Topo_agree_max(comm, failed, NULL, 0, errflag);
 }
 
-int MPIR_Topo_agree_max(MPIR_Comm * comm, int failed, int *value, MPIR_Errflag_t * errflag)
+int MPIR_Topo_agree_max(MPIR_Comm * comm, int failed, int *values, int n,
+                        MPIR_Errflag_t * errflag)
 {
-    int mpi_errno, in[2] = { failed, value ? *value : 0 }, out[2] = { 0, 0 }, any;
+    int mpi_errno, in[MPIR_TOPO_AGREE_MAX + 1], out[MPIR_TOPO_AGREE_MAX + 1], any;
 
+    MPIR_Assert(n >= 0 && n <= MPIR_TOPO_AGREE_MAX);
+    in[0] = failed;
+    for (int i = 0; i < n; i++)
+        in[i + 1] = values[i];
     /* a concrete algorithm, as below */
-    mpi_errno = MPIR_Allreduce_intra_recursive_doubling(in, out, value ? 2 : 1, MPI_INT, MPI_MAX,
+    mpi_errno = MPIR_Allreduce_intra_recursive_doubling(in, out, n + 1, MPI_INT, MPI_MAX,
                                                         comm, errflag);
     if (mpi_errno)
         return mpi_errno;
     any = out[0];
-    if (value)
-        *value = out[1];
+    for (int i = 0; i < n; i++)
+        values[i] = out[i + 1];
     if (failed)
         return MPIR_Err_create_code(MPI_SUCCESS, MPIR_ERR_RECOVERABLE, __func__, __LINE__,
                                     MPI_ERR_NO_MEM, "**nomem", NULL);

@@ -57,9 +57,11 @@ void *MPIR_Topo_sink_alloc(MPIR_Comm * comm, MPI_Aint n);
  * allocation) is learnt by all; returns MPI_ERR_NO_MEM on a process that
  * failed, an error naming a peer on the others, MPI_SUCCESS when none did. */
 int MPIR_Topo_agree(MPIR_Comm * comm, int failed, MPIR_Errflag_t * errflag);
-/* The same, and *value becomes the members' largest, in the same
- * allreduce (set wherever that allreduce succeeded, errors or not). */
-int MPIR_Topo_agree_max(MPIR_Comm * comm, int failed, int *value, MPIR_Errflag_t * errflag);
+/* The same, and each of values[0..n) becomes the members' largest, in
+ * the same allreduce (set wherever it succeeded, errors or not) */
+#define MPIR_TOPO_AGREE_MAX 4
+int MPIR_Topo_agree_max(MPIR_Comm * comm, int failed, int *values, int n,
+                        MPIR_Errflag_t * errflag);
 /* What a blocking algorithm returns: its own errors (mpi_errno_ret, as
  * MPIR_ERR_COLL_CHECKANDCONT gathers them), else a failure elsewhere in the
  * call (errflag, from a message marked failed), else mpi_errno. */

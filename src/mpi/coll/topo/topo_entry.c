@@ -5,6 +5,7 @@
 #include "mpiimpl.h"
 #include "coll_trace.h"
 #include "topo.h"
+#include "csel_topo.h"
 #include "topo_engine_api.h"
 #include "gentran_types.h"
 
@@ -85,9 +86,15 @@ static int engine_due(const MPIR_Topo_algo_t * algo, const MPIR_Topo_args_t * a)
         return 1;
     /* what the user chose runs from its first call (as FALLBACK says
      * where it cannot); so do the nonblocking calls they chose, which
-     * need a blocking call to set the engine up */
-    if (MPIR_Topo_user_chose(algo->fn) || MPIR_Topo_user_chose("MPIR_Iallgather_") ||
-        MPIR_Topo_user_chose("MPIR_Ibcast_") || MPIR_Topo_user_chose("MPIR_Iallreduce_"))
+     * need a blocking call to set the engine up (a tuning file for them
+     * may choose ours: which, only its tree says) */
+    if (MPIR_Topo_user_chose(algo->fn) ||
+        MPIR_CVAR_IALLGATHER_INTRA_ALGORITHM == MPIR_CVAR_IALLGATHER_INTRA_ALGORITHM_topo_pipeline
+        || MPIR_CVAR_IBCAST_INTRA_ALGORITHM == MPIR_CVAR_IBCAST_INTRA_ALGORITHM_topo_pipeline ||
+        MPIR_CVAR_IALLREDUCE_INTRA_ALGORITHM == MPIR_CVAR_IALLREDUCE_INTRA_ALGORITHM_topo_pipeline
+        || MPIR_Csel_user_chose(MPIR_CSEL_LEVEL__MPIR, "iallgather") ||
+        MPIR_Csel_user_chose(MPIR_CSEL_LEVEL__MPIR, "ibcast") ||
+        MPIR_Csel_user_chose(MPIR_CSEL_LEVEL__MPIR, "iallreduce"))
         return 1;
     if (a->datatype != MPI_DATATYPE_NULL)
         MPIR_Datatype_get_size_macro(a->datatype, tsize);

@@ -609,32 +609,43 @@ static int probe_cma(MPIDI_Topo_engine_t * e, int *ok, MPIR_Errflag_t * errflag)
     goto fn_exit;
 }
 
-/* Setup, phase 1 (local): the leader layout and what the engine
- * allocates for it; spare holds the structs that mark the engine's own
- * communicators (mark_own).  Everything that can fail on one process
- * alone is here, and is agreed on before the setup's first other
- * collective on comm.  Nonzero: it failed. */
+/* What the setup allocates for itself and frees when it ends: the structs
+ * that mark the engine's own communicators (mark_own) and a leader's list
+ * of its leader communicator's members */
+typedef struct {
+    MPIR_Topo_comm_t *spare[2];
+    int *leaders;
+} setup_scratch_t;
+
+/* Setup, phase 1 (local): the leader layout and what the engine and its
+ * setup allocate.  What can fail here on one process alone is agreed on
+ * before any other collective of the setup (MPICH's own communicator
+ * creation, MPIDU_shm_alloc's, can still fail on one process, as in
+ * MPI_Comm_split).  Nonzero: it failed. */
 static int setup_alloc(MPIR_Comm * comm, MPIR_Topo_comm_t * topo, MPIDI_Topo_engine_t * e,
-                       MPIR_Topo_comm_t ** spare)
+                       setup_scratch_t * x)
 {
-    int k;
+    int k, nnodes;
 
     if (MPIR_Topo_comm_get_layout(comm, topo, MPIR_CVAR_TOPO_LEADERS_PER_NODE) != 0)
         return 1;
     k = topo->layout->k;
+    nnodes = topo->layout->nnodes;
     e->leader_local = MPL_malloc(k * sizeof(int), MPL_MEM_COLL);
     e->group_lo = MPL_malloc((k + 1) * sizeof(int), MPL_MEM_COLL);
     /* cache ids of the node's processes, then their cell groups */
     e->cell_lo = MPL_malloc((comm->local_size + 1) * sizeof(int), MPL_MEM_COLL);
-    e->net_aint = MPL_malloc(2 * topo->layout->nnodes * sizeof(MPI_Aint), MPL_MEM_COLL);
+    e->net_aint = MPL_malloc(2 * nnodes * sizeof(MPI_Aint), MPL_MEM_COLL);
     e->net_reqs = MPL_malloc(2 * comm->local_size * sizeof(MPIR_Request *), MPL_MEM_COLL);
+    x->leaders = MPL_malloc(nnodes * sizeof(int), MPL_MEM_COLL);
     for (int i = 0; i < 2; i++) {
-        spare[i] = MPL_calloc(1, sizeof(MPIR_Topo_comm_t), MPL_MEM_COLL);
-        if (spare[i])
-            spare[i]->tree_root = -1;
+        x->spare[i] = MPL_calloc(1, sizeof(MPIR_Topo_comm_t), MPL_MEM_COLL);
+        if (x->spare[i])
+            x->spare[i]->tree_root = -1;
     }
     return !e->leader_local || !e->group_lo || !e->cell_lo || !e->net_aint || !e->net_reqs ||
-        !spare[0] || !spare[1] || MPIR_CVAR_TOPO_DEBUG_SETUP_NOMEM == MPIR_Process.comm_world->rank;
+        !x->leaders || !x->spare[0] || !x->spare[1] ||
+        MPIR_CVAR_TOPO_DEBUG_SETUP_NOMEM == MPIR_Process.comm_world->rank;
 }
 
 /* Setup, phase 2 (local): this process's place in the layout */
@@ -735,7 +746,7 @@ static int can_derive(MPIR_Comm * comm)
         MPIR_CONTEXT_READ_FIELD(SUBCOMM, comm->context_id) == 0;
 }
 
-/* Setup, phase 3: node_comm and leader_comm, derived from comm's context
+/* Setup, phase 4: node_comm and leader_comm, derived from comm's context
  * id where it can be (derive_subcomm), otherwise split off.  A split fails
  * on every member alike when no context id is left (an application
  * holding about 2000 communicators): then the engine does not run on comm,
@@ -743,11 +754,10 @@ static int can_derive(MPIR_Comm * comm)
  * collectives on comm that a split runs, and on the new communicators
  * their commits run, find our algorithms stepping aside
  * (topo->step_aside, MPIR_Topo_setup_hold). */
-static int setup_subcomms(MPIR_Comm * comm, MPIDI_Topo_engine_t * e, MPIR_Topo_comm_t ** spare)
+static int setup_subcomms(MPIR_Comm * comm, MPIDI_Topo_engine_t * e, setup_scratch_t * x)
 {
     int mpi_errno = MPI_SUCCESS;
     int pos = e->layout->pos[comm->rank];
-    int *leaders = NULL;
 
     if (can_derive(comm)) {
         MPIR_Topo_layout_t *l = e->layout;
@@ -756,11 +766,9 @@ static int setup_subcomms(MPIR_Comm * comm, MPIDI_Topo_engine_t * e, MPIR_Topo_c
                                    e->local_rank, &e->node_comm);
         MPIR_ERR_CHECK(mpi_errno);
         if (e->nnodes > 1 && e->is_leader) {
-            leaders = MPL_malloc(e->nnodes * sizeof(int), MPL_MEM_COLL);
-            MPIR_ERR_CHKANDJUMP(!leaders, mpi_errno, MPI_ERR_OTHER, "**nomem");
             for (int n = 0; n < e->nnodes; n++)
-                leaders[n] = l->leader[n * e->k + e->group];
-            mpi_errno = derive_subcomm(comm, 2, leaders, e->nnodes, e->node, &e->leader_comm);
+                x->leaders[n] = l->leader[n * e->k + e->group];
+            mpi_errno = derive_subcomm(comm, 2, x->leaders, e->nnodes, e->node, &e->leader_comm);
             MPIR_ERR_CHECK(mpi_errno);
         }
     } else {
@@ -775,15 +783,14 @@ static int setup_subcomms(MPIR_Comm * comm, MPIDI_Topo_engine_t * e, MPIR_Topo_c
             goto no_context_id;
         }
     }
-    mark_own(e->node_comm, &spare[0]);
+    mark_own(e->node_comm, &x->spare[0]);
     MPIR_Assert(e->node_comm->rank == e->local_rank);
     if (e->leader_comm) {
-        mark_own(e->leader_comm, &spare[1]);
+        mark_own(e->leader_comm, &x->spare[1]);
         MPIR_Assert(e->leader_comm->rank == e->node && e->leader_comm->local_size == e->nnodes);
     }
 
   fn_exit:
-    MPL_free(leaders);
     return mpi_errno;
   fn_fail:
     goto fn_exit;
@@ -798,7 +805,7 @@ static int setup_subcomms(MPIR_Comm * comm, MPIDI_Topo_engine_t * e, MPIR_Topo_c
     goto fn_exit;
 }
 
-/* Setup, phase 4 (local): how often flag waits yield and poll the netmod */
+/* Setup, phase 5 (local): how often flag waits yield and poll the netmod */
 static void setup_waiting(MPIDI_Topo_engine_t * e)
 {
     int spins;
@@ -830,37 +837,51 @@ static void setup_waiting(MPIDI_Topo_engine_t * e)
         0 : 16 * (e->poll_mask + 1);
 }
 
-/* Setup, phase 5: the node segment (control blocks, cells, slots), within
- * the node's collective shared-memory budget, and whether local copies
- * may use CMA (probe_cma); one allreduce on comm agrees on both, and
- * publishes the pids and zeroed counters before any call reads them. */
-static int setup_segment(MPIR_Comm * comm, MPIDI_Topo_engine_t * e, MPIR_Errflag_t * errflag)
+/* The node segment's size: control blocks, cells, slots */
+static void segment_layout(MPIR_Comm * comm, MPIDI_Topo_engine_t * e, size_t * ctrl_bytes,
+                           size_t * cell_bytes)
 {
-    int mpi_errno = MPI_SUCCESS, use_cma, cma_ok = 1;
-    int mine[2] = { 0, 0 }, all[2] = { 0, 0 };  /* failed (1: budget, 2: mapping), no CMA */
-    bool map_fail = false;
-    size_t ctrl_bytes, cell_bytes, pg = (size_t) sysconf(_SC_PAGESIZE);
+    size_t pg = (size_t) sysconf(_SC_PAGESIZE);
 
     e->slot_size = MPIR_CVAR_TOPO_PIPELINE_CHUNK_SIZE > 0 ? MPIR_CVAR_TOPO_PIPELINE_CHUNK_SIZE : 0;
     if (e->slot_size < (size_t) comm->local_size * 64)
         e->slot_size = (size_t) comm->local_size * 64;
     e->slot_size = (e->slot_size + 63) & ~(size_t) 63;
     /* one control block per local process, then the node's failure word */
-    ctrl_bytes = ((size_t) (e->local_size + 1) * MPIDI_TOPO_CTRL_SIZE + pg - 1) / pg * pg;
+    *ctrl_bytes = ((size_t) (e->local_size + 1) * MPIDI_TOPO_CTRL_SIZE + pg - 1) / pg * pg;
     /* the cells, then (two-stage small reductions) each group's partials */
-    cell_bytes = (size_t) (e->local_size + (e->ncell_groups > 1 ? e->ncell_groups : 0)) *
+    *cell_bytes = (size_t) (e->local_size + (e->ncell_groups > 1 ? e->ncell_groups : 0)) *
         MPIDI_TOPO_NCELLS * MPIDI_TOPO_CELL_STRIDE;
-    e->seg_size = ctrl_bytes + cell_bytes + MPIDI_TOPO_NSLOTS * e->slot_size;
-    /* (the node learns of an exceeded budget in the allreduce below: the
-     * segment, mapped meanwhile, is freed untouched but for its control
-     * blocks) */
-    if (e->local_rank == 0) {
-        uint64_t used = MPIDI_POSIX_shm_limit_counter ?
-            MPL_atomic_fetch_add_uint64(MPIDI_POSIX_shm_limit_counter, e->seg_size) : 0;
-        e->budget = MPIDI_POSIX_shm_limit_counter ? e->seg_size : 0;
-        if (used + e->seg_size > (uint64_t) MPIR_CVAR_COLL_SHM_LIMIT_PER_NODE * 1024)
-            mine[0] = 1;
-    }
+    e->seg_size = *ctrl_bytes + *cell_bytes + MPIDI_TOPO_NSLOTS * e->slot_size;
+}
+
+/* Setup, phase 3 (local rank 0 of each node): the node segment is charged
+ * to the node's collective shared-memory budget before it is created;
+ * nonzero: it would exceed it (agreed on with phase 1's allocations) */
+static int setup_budget(MPIR_Comm * comm, MPIDI_Topo_engine_t * e)
+{
+    size_t ctrl_bytes, cell_bytes;
+    uint64_t used;
+
+    if (e->why_not || e->one_per_node || e->local_rank != 0 || !MPIDI_POSIX_shm_limit_counter)
+        return 0;
+    segment_layout(comm, e, &ctrl_bytes, &cell_bytes);
+    used = MPL_atomic_fetch_add_uint64(MPIDI_POSIX_shm_limit_counter, e->seg_size);
+    e->budget = e->seg_size;
+    return used + e->seg_size > (uint64_t) MPIR_CVAR_COLL_SHM_LIMIT_PER_NODE * 1024;
+}
+
+/* Setup, phase 6: the node segment, and whether local copies may use CMA
+ * (probe_cma); one allreduce on comm agrees on both, and publishes the
+ * pids and zeroed counters before any call reads them. */
+static int setup_segment(MPIR_Comm * comm, MPIDI_Topo_engine_t * e, MPIR_Errflag_t * errflag)
+{
+    int mpi_errno = MPI_SUCCESS, use_cma, cma_ok = 1;
+    int mine[2] = { 0, 0 }, all[2] = { 0, 0 };  /* no segment, no CMA */
+    bool map_fail = false;
+    size_t ctrl_bytes, cell_bytes;
+
+    segment_layout(comm, e, &ctrl_bytes, &cell_bytes);
     /* (agreed on within the node) */
     mpi_errno = MPIDU_shm_alloc(e->node_comm, e->seg_size, &e->seg, &map_fail);
     MPIR_ERR_CHECK(mpi_errno);
@@ -868,10 +889,24 @@ static int setup_segment(MPIR_Comm * comm, MPIDI_Topo_engine_t * e, MPIR_Errflag
         (MPIR_CVAR_TOPO_ALLGATHER_CMA_THRESHOLD >= 0 || MPIR_CVAR_TOPO_BCAST_CMA_THRESHOLD >= 0);
     if (map_fail) {
         e->seg = NULL;
-        mine[0] = 2;
+        mine[0] = 1;
     } else {
+        MPIDI_Topo_ctrl_t *me;
+
         e->ctrl_base = e->seg;
-        MPIDI_TOPO_CTRL(e, e->local_rank)->pid = (uint64_t) getpid();
+        me = MPIDI_TOPO_CTRL(e, e->local_rank);
+        me->pid = (uint64_t) getpid();
+        if (MPIR_CVAR_TOPO_DEBUG_ROUNDS_LEFT > 0) {
+            e->round = MPIDI_TOPO_MAX_ROUND - (uint64_t) MPIR_CVAR_TOPO_DEBUG_ROUNDS_LEFT;
+            e->all_arrived = e->round;
+            MPL_atomic_relaxed_store_uint64(&me->arrive, e->round);
+            MPL_atomic_relaxed_store_uint64(&me->done, e->round);
+            MPL_atomic_relaxed_store_uint64(&me->avail, MPIDI_TOPO_PROG(e->round, 0));
+            MPL_atomic_relaxed_store_uint64(&me->reduced, e->round);
+            MPL_atomic_relaxed_store_uint64(&me->partial, e->round);
+            MPL_atomic_relaxed_store_uint64(&me->grouped, e->round);
+            MPL_atomic_relaxed_store_uint64(&me->copied, e->round);
+        }
         if (e->local_size > 1 && use_cma) {
             mpi_errno = probe_cma(e, &cma_ok, errflag);
             MPIR_ERR_CHECK(mpi_errno);
@@ -882,17 +917,11 @@ static int setup_segment(MPIR_Comm * comm, MPIDI_Topo_engine_t * e, MPIR_Errflag
     mine[1] = !cma_ok;
     mpi_errno = MPIR_Allreduce_impl(mine, all, 2, MPI_INT, MPI_MAX, comm, errflag);
     MPIR_ERR_CHECK(mpi_errno);
-    e->cma = use_cma && !all[1];
+    e->cma = use_cma && !all[0] && !all[1];
     if (!e->cma)
         ptracer_release(e);
     if (all[0]) {
-        if (e->budget) {
-            MPL_atomic_fetch_sub_uint64(MPIDI_POSIX_shm_limit_counter, e->budget);
-            e->budget = 0;
-        }
-        e->why_not = all[0] == 1 ?
-            "its node segment would exceed MPIR_CVAR_COLL_SHM_LIMIT_PER_NODE" :
-            "the node shared-memory segment could not be created";
+        e->why_not = "the node shared-memory segment could not be created";
         goto fn_exit;
     }
     e->node_failed = &MPIDI_TOPO_CTRL(e, e->local_size)->arrive;
@@ -900,18 +929,6 @@ static int setup_segment(MPIR_Comm * comm, MPIDI_Topo_engine_t * e, MPIR_Errflag
     e->pcells = e->cells + (size_t) e->local_size * MPIDI_TOPO_NCELLS * MPIDI_TOPO_CELL_STRIDE;
     e->data = e->cells + cell_bytes;
     e->cells_free = MPIDI_TOPO_NCELLS;
-    if (MPIR_CVAR_TOPO_DEBUG_ROUNDS_LEFT > 0) {
-        MPIDI_Topo_ctrl_t *me = MPIDI_TOPO_CTRL(e, e->local_rank);
-        e->round = MPIDI_TOPO_MAX_ROUND - (uint64_t) MPIR_CVAR_TOPO_DEBUG_ROUNDS_LEFT;
-        e->all_arrived = e->round;
-        MPL_atomic_relaxed_store_uint64(&me->arrive, e->round);
-        MPL_atomic_relaxed_store_uint64(&me->done, e->round);
-        MPL_atomic_relaxed_store_uint64(&me->avail, MPIDI_TOPO_PROG(e->round, 0));
-        MPL_atomic_relaxed_store_uint64(&me->reduced, e->round);
-        MPL_atomic_relaxed_store_uint64(&me->partial, e->round);
-        MPL_atomic_relaxed_store_uint64(&me->grouped, e->round);
-        MPL_atomic_relaxed_store_uint64(&me->copied, e->round);
-    }
 
   fn_exit:
     return mpi_errno;
@@ -919,17 +936,15 @@ static int setup_segment(MPIR_Comm * comm, MPIDI_Topo_engine_t * e, MPIR_Errflag
     goto fn_exit;
 }
 
-/* Sets the engine up on comm once its members agreed that each could
- * allocate what it needs (nb_any: some member cannot run nonblocking calls
- * in the engine), phase by phase; a phase that finds the engine cannot run
- * here (the same on every member) says why in e->why_not and ends the setup
- * without error. */
-static int engine_setup(MPIR_Comm * comm, MPIR_Topo_comm_t * topo, MPIDI_Topo_engine_t * e,
-                        int nb_any, MPIR_Topo_comm_t ** spare, MPIR_Errflag_t * errflag)
+/* Sets the engine up on comm once its members agreed on phases 1-3
+ * (nb_any: some member cannot run nonblocking calls in the engine); a
+ * phase that finds the engine cannot run here (the same on every member)
+ * says why in e->why_not and ends the setup without error. */
+static int engine_setup(MPIR_Comm * comm, MPIDI_Topo_engine_t * e, int nb_any,
+                        setup_scratch_t * x, MPIR_Errflag_t * errflag)
 {
     int mpi_errno = MPI_SUCCESS;
 
-    setup_place(comm, topo, e);
     if (e->why_not || e->one_per_node)
         goto fn_exit;
     /* each process has its own thread level: one that cannot run the
@@ -938,7 +953,7 @@ static int engine_setup(MPIR_Comm * comm, MPIR_Topo_comm_t * topo, MPIDI_Topo_en
         e->nb_why_not = MPIR_Topo_nb_usable() ? MPIR_Topo_nb_usable() :
             "MPI_THREAD_MULTIPLE on another member (a call's coroutine there could be "
             "resumed by another thread)";
-    mpi_errno = setup_subcomms(comm, e, spare);
+    mpi_errno = setup_subcomms(comm, e, x);
     MPIR_ERR_CHECK(mpi_errno);
     if (e->why_not)
         goto fn_exit;
@@ -952,11 +967,26 @@ static int engine_setup(MPIR_Comm * comm, MPIR_Topo_comm_t * topo, MPIDI_Topo_en
     goto fn_exit;
 }
 
+/* what an engine that does not run holds: its segment and budget */
+static void engine_give_back(MPIDI_Topo_engine_t * e)
+{
+    if (e->seg) {
+        MPIDU_shm_free(e->seg);
+        e->seg = NULL;
+    }
+    if (e->budget) {
+        MPL_atomic_fetch_sub_uint64(MPIDI_POSIX_shm_limit_counter, e->budget);
+        e->budget = 0;
+    }
+}
+
 int MPIDI_Topo_engine_get(MPIR_Comm * comm, MPIDI_Topo_engine_t ** e_out, const char **why_not,
                           MPIR_Errflag_t * errflag)
 {
-    int mpi_errno = MPI_SUCCESS, raised, fail, nb_any;
-    MPIR_Topo_comm_t *topo, *spare[2] = { NULL, NULL };
+    int mpi_errno = MPI_SUCCESS, raised, fail;
+    int agreed[2] = { 0, 0 };   /* some member cannot run nonblocking calls, budget exceeded */
+    MPIR_Topo_comm_t *topo;
+    setup_scratch_t x = { {NULL, NULL}, NULL };
     MPIDI_Topo_engine_t *e;
 
     *why_not = NULL;
@@ -984,42 +1014,50 @@ int MPIDI_Topo_engine_get(MPIR_Comm * comm, MPIDI_Topo_engine_t ** e_out, const 
     if (!raised)
         topo->step_aside++;
 
-    /* one allreduce agrees on what each member allocated and on the
-     * members' thread levels; where any failed, all return the error, and
-     * keep a failed engine: a failed setup is not retried, and the next
-     * calls fall back alike */
+    /* One allreduce agrees on what each member allocated, the members'
+     * thread levels and the nodes' budgets.  Where an allocation failed,
+     * all return the error and keep a failed engine: a failed setup is not
+     * retried, and the next calls fall back alike. */
     e = MPL_calloc(1, sizeof(*e), MPL_MEM_COLL);
-    fail = e == NULL || setup_alloc(comm, topo, e, spare);
-    nb_any = MPIR_Topo_nb_usable() != NULL;
-    mpi_errno = MPIR_Topo_agree_max(comm, fail, &nb_any, errflag);
+    fail = e == NULL || setup_alloc(comm, topo, e, &x);
+    if (!fail) {
+        setup_place(comm, topo, e);
+        agreed[1] = setup_budget(comm, e);
+    }
+    agreed[0] = MPIR_Topo_nb_usable() != NULL;
+    mpi_errno = MPIR_Topo_agree_max(comm, fail, agreed, 2, errflag);
     topo->engine = e ? e : &setup_failed;
     topo->engine_free = engine_free;
     if (mpi_errno) {
         topo->step_aside--;
-        if (e)
+        if (e) {
             e->why_not = setup_failed.why_not;
+            engine_give_back(e);
+        }
         goto fn_fail;
     }
+    if (agreed[1] && !e->why_not && !e->one_per_node)
+        e->why_not = "its node segment would exceed MPIR_CVAR_COLL_SHM_LIMIT_PER_NODE";
     /* (the communicators the setup creates are the engine's own) */
     MPIR_Topo_setup_hold++;
-    mpi_errno = engine_setup(comm, topo, e, nb_any, spare, errflag);
+    mpi_errno = engine_setup(comm, e, agreed[0], &x, errflag);
     MPIR_Topo_setup_hold--;
     topo->step_aside--;
     if (mpi_errno) {
         /* (not retried either: the same error would follow) */
         e->why_not = setup_failed.why_not;
+        engine_give_back(e);
         MPIR_ERR_CHECK(mpi_errno);
     }
-    if (e->why_not && e->seg) {
-        MPIDU_shm_free(e->seg);
-        e->seg = NULL;
-    }
+    if (e->why_not)
+        engine_give_back(e);
     *e_out = e;
     *why_not = e->why_not;
 
   fn_exit:
-    MPL_free(spare[0]);
-    MPL_free(spare[1]);
+    MPL_free(x.spare[0]);
+    MPL_free(x.spare[1]);
+    MPL_free(x.leaders);
     return mpi_errno;
   fn_fail:
     goto fn_exit;

@@ -420,6 +420,13 @@ int MPIR_Topo_nb_drain(MPIR_Comm * comm)
     while (comm->topo && comm->topo->nb_queue && MPIR_Topo_nb_current == NULL) {
         mpi_errno = MPID_Progress_test(NULL);
         MPIR_ERR_CHECK(mpi_errno);
+#ifdef MPIDI_IDLE_YIELD
+        /* the calls' own waits hand the processor back here: on an
+         * oversubscribed node give it away as MPICH's blocking waits do
+         * (MPIR_CVAR_CH4_YIELD_WHEN_IDLE), or the peers they wait for
+         * may not run for a time slice */
+        MPIDI_IDLE_YIELD();
+#endif
     }
   fn_exit:
     return mpi_errno;

@@ -338,8 +338,18 @@ static int nb_complete(void *data, int *is_completed)
     /* a call waits for those started before it on its communicator; it
      * never runs inside another one */
     *is_completed = 0;
-    if (MPIR_Topo_nb_current == NULL && op->comm->topo->nb_queue == op)
+    if (MPIR_Topo_nb_current == NULL && op->comm->topo->nb_queue == op) {
         *is_completed = nb_step(op);
+#ifdef MPIDI_IDLE_YIELD
+        /* still waiting for its peers: on an oversubscribed node give the
+         * processor away (MPIR_CVAR_CH4_YIELD_WHEN_IDLE), as MPICH's
+         * blocking waits do, or a caller polling with MPI_Test (or
+         * MPI_Waitany, which polls too) keeps the peers from running for a
+         * time slice per step of the call */
+        if (!*is_completed)
+            MPIDI_IDLE_YIELD();
+#endif
+    }
     return MPI_SUCCESS;
 }
 

@@ -2,7 +2,7 @@
 #
 # Calls of more than 2 GiB per process (large.c): bcast, allreduce and
 # allgather, every byte checked, with the built-in selection and with our
-# engine forced, on one node (shared memory, CMA) and on two emulated nodes
+# engine forced, on one node (through the segment, and with CMA) and on two emulated nodes
 # of one process each (the network step alone: MPICH's algorithms on the
 # user's communicator).  About 4.2 GiB of memory per process; skipped
 # where the machine has less than 12 GiB available.
@@ -26,11 +26,15 @@ fi
 forced="MPIR_CVAR_BCAST_INTRA_ALGORITHM=topo_pipeline MPIR_CVAR_ALLGATHER_INTRA_ALGORITHM=topo_pipeline
         MPIR_CVAR_ALLREDUCE_INTRA_ALGORITHM=topo_pipeline MPIR_CVAR_COLLECTIVE_FALLBACK=error"
 all_ok='[ "$rc" = 0 ] && [ "$(grep -c "^large: [a-z]* ok$" "$tmp/out")" = 3 ]'
-# (each run takes about a minute on 2 cores: the two that matter most)
+# (each run takes about a minute on 2 cores: the three that matter most)
 run MPIR_CVAR_NUM_CLIQUES=2 2 "$tmp/large"
 check "over 2 GiB per process, built-in selection, 2 nodes: every byte right" "$all_ok"
 # shellcheck disable=SC2086
 run $forced 2 "$tmp/large"
-check "over 2 GiB per process, topo_pipeline forced, one node: every byte right" "$all_ok"
+check "over 2 GiB per process, topo_pipeline forced, one node (segment): every byte right" "$all_ok"
+# shellcheck disable=SC2086
+run $forced MPIR_CVAR_TOPO_ALLGATHER_CMA_THRESHOLD=4194304 MPIR_CVAR_TOPO_BCAST_CMA_THRESHOLD=4194304 \
+    2 "$tmp/large"
+check "over 2 GiB per process, topo_pipeline forced, one node, CMA: every byte right" "$all_ok"
 
 tap_summary large

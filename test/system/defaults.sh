@@ -1,6 +1,6 @@
 #!/bin/sh
 #
-# Checks of the built-in tuning (maint/patches/0010, 0017, 0024, 0027, 0028, 0030): with no
+# Checks of the built-in tuning (maint/patches/0010, 0017, 0024, 0027, 0028, 0030, 0038, 0039): with no
 # CVAR and no tuning file, MPICH picks our algorithms where the benchmarks
 # put them ahead and its stock ones elsewhere. Which algorithm ran is read from
 # MPIR_CVAR_COLL_TRACE=1 (rank 0's table).
@@ -30,7 +30,8 @@ valid() { [ $rc = 0 ] && ! grep -q 'wrong' "$tmp/out"; }
     "$prefix/bin/mpicc" -O2 -o "$tmp/cache" "$top/test/system/defaults_cache.c" >>"$tmp/out" 2>&1 &&
     "$prefix/bin/mpicc" -O2 -o "$tmp/ctx" "$top/test/system/defaults_ctx.c" >>"$tmp/out" 2>&1 &&
     "$prefix/bin/mpicc" -O2 -o "$tmp/nb_defaults" "$top/test/system/nb_defaults.c" >>"$tmp/out" 2>&1 &&
-    "$prefix/bin/mpicc" -O2 -o "$tmp/defer" "$top/test/system/defaults_defer.c" >>"$tmp/out" 2>&1 ||
+    "$prefix/bin/mpicc" -O2 -o "$tmp/defer" "$top/test/system/defaults_defer.c" >>"$tmp/out" 2>&1 &&
+    "$prefix/bin/mpicc" -O2 -o "$tmp/reduce" "$top/test/system/defaults_reduce.c" >>"$tmp/out" 2>&1 ||
     { notok "build the test programs"; tap_summary defaults; exit 1; }
 
 # every result is validated (-v); 16 B to 8 MiB per process
@@ -46,8 +47,8 @@ check "one node: every reduce (predefined op, count > 0) is topo_pipeline" \
     'valid && sel reduce topo_pipeline parent 2 && [ "$(grep -cE "^mpich-topo: +reduce +[a-z_]+ +selection +parent +2:" "$tmp/out")" = 1 ]'
 check "one node: every barrier is topo_flags (the benchmark's barriers between calls)" \
     'valid && sel barrier topo_flags parent 2 && [ "$(grep -cE "^mpich-topo: +barrier +[a-z_]+ +selection +parent +2:" "$tmp/out")" = 1 ]'
-check "one node: allgather topo_pipeline below 32 KiB in all, MPICH's tree above" \
-    'valid && sel allgather topo_pipeline parent 2 && sizes allgather topo_pipeline parent 2 | grep -q "8K-<16K B" && ! sizes allgather topo_pipeline parent 2 | grep -qE "64K-" && sizes allgather recursive_doubling parent 2 | grep -q "64K-<128K B" && sizes allgather ring parent 2 | grep -q "4M-<8192K B"'
+check "one node, 2 processes: allgather topo_pipeline below 32 KiB in all and from 4 MiB (0038), MPICH's tree between" \
+    'valid && sel allgather topo_pipeline parent 2 && sizes allgather topo_pipeline parent 2 | grep -qE "8K-<16K B: [0-9]+, 4M-<8192K B: [0-9]+$" && sizes allgather recursive_doubling parent 2 | grep -q "64K-<128K B" && sizes allgather ring parent 2 | grep -qE "sizes 512K-<1024K B: [0-9]+$"'
 
 # 1b. more than 8 processes on one node keep topo_pipeline up to 64 KiB in
 #     all, 64 KiB included (maint/patches/0030; 16 processes with a core
@@ -90,11 +91,12 @@ check "2 nodes x 1: allreduce recursive doubling and reduce binomial up to 16 Ki
 # 4. user-defined ops within one node are never given to topo_pipeline
 #    (MPI calls them with the call's datatype; the engine reduces packed
 #    predefined elements): both ops' 5 allreduces go to recursive doubling,
-#    only the final MPI_SUM of the error count to topo_pipeline; the
-#    non-commutative op's 5 reduces to binomial, none to topo_pipeline
+#    only the final MPI_SUM of the error count to topo_pipeline; both ops'
+#    5 reduces to binomial (the commutative one's through CH4's composition
+#    gamma since maint/patches/0039), none to topo_pipeline
 run 3 "$tmp/ops"
 check "one node: user ops, commutative or not, correct by recursive doubling and binomial; MPI_SUM by topo_pipeline" \
-    '[ $rc = 0 ] && grep -q " No Errors" "$tmp/out" && [ "$(sed -nE "s/^mpich-topo: +allreduce +recursive_doubling +selection +parent +3: ([0-9]+)$/\1/p" "$tmp/out")" = 10 ] && [ "$(sed -nE "s/^mpich-topo: +allreduce +topo_pipeline +selection +parent +3: ([0-9]+)$/\1/p" "$tmp/out")" = 1 ] && [ "$(sed -nE "s/^mpich-topo: +reduce +binomial +selection +parent +3: ([0-9]+)$/\1/p" "$tmp/out")" = 5 ] && ! grep -qE "^mpich-topo: +reduce +topo_pipeline" "$tmp/out"'
+    '[ $rc = 0 ] && grep -q " No Errors" "$tmp/out" && [ "$(sed -nE "s/^mpich-topo: +allreduce +recursive_doubling +selection +parent +3: ([0-9]+)$/\1/p" "$tmp/out")" = 10 ] && [ "$(sed -nE "s/^mpich-topo: +allreduce +topo_pipeline +selection +parent +3: ([0-9]+)$/\1/p" "$tmp/out")" = 1 ] && [ "$(sed -nE "s/^mpich-topo: +reduce +binomial +selection +parent +3: ([0-9]+)$/\1/p" "$tmp/out")" = 10 ] && ! grep -qE "^mpich-topo: +reduce +topo_pipeline" "$tmp/out"'
 
 # 4b. the selection trees' remembered decisions (MPIR_CVAR_COLL_SELECTION_CACHE)
 #    never pass from one call to the next that differs: 1 KiB and 64 KiB
@@ -175,18 +177,35 @@ run tap_timeout=60 2 -bind-to core "$tmp/nb_defaults" mixed
 check "one node, rank 0 alone at MPI_THREAD_MULTIPLE: every MPI_I<coll> MPICH's, right results, no hang" \
     '[ $rc = 0 ] && grep -q " No Errors" "$tmp/out" && ! grep -qE "^mpich-topo: +i[a-z]+ +topo_" "$tmp/out"'
 
-# 10. when the engine is set up (defaults_defer.c): a fresh communicator's
-#     first 4 calls that would run it get the stock algorithm that stands
-#     in ("deferred"), nonblocking ones counted too, and the 5th sets it up;
-#     a call of 64 KiB or more sets it up at once.  Short-lived
-#     communicators (MPI_File_open's dup, a split per step) no longer pay
-#     the setup for their few calls.
+# 10. when the engine is set up (defaults_defer.c, SETUP_CALLS=5,
+#     SETUP_BYTES=16K): a fresh communicator's first 4 small calls that
+#     would run it get the stock algorithm that stands in ("deferred"),
+#     nonblocking ones counted too, and the 5th sets it up; a 4 KiB call
+#     counts as 2 small ones (the 3rd sets it up); a call of 16 KiB or more
+#     sets it up at once.
+#     Short-lived communicators (MPI_File_open's dup, a split per step) no
+#     longer pay the setup for their few calls.
 deferred() { grep -A1 -E "^mpich-topo: +$1 +$2 +deferred +parent +$3:" "$tmp/out" | sed -n '2p'; }
+# has LINE RANGE N: a trace's sizes line counts N calls in RANGE
+has() { echo "$1" | grep -qE "(sizes |, )$2: $3(,|\$)"; }
+deferred_any() { grep -A1 -E "^mpich-topo: +$1 +[a-z_]+ +deferred +parent +$2:" "$tmp/out" | grep -E "^mpich-topo: +sizes"; }
 for cliques in 1 2; do
     if [ $cliques = 1 ]; then where="one node" np=2; else where="2 nodes x 2" np=4; fi
-    run MPIR_CVAR_TOPO_SETUP_CALLS=5 MPIR_CVAR_NUM_CLIQUES=$cliques $np "$tmp/defer"
+    run MPIR_CVAR_TOPO_SETUP_CALLS=5 MPIR_CVAR_TOPO_SETUP_BYTES=16384 MPIR_CVAR_NUM_CLIQUES=$cliques $np "$tmp/defer"
     check "$where, fresh communicators: 4 small calls deferred to MPICH's, the 5th sets the engine up (MPI_Iallreduce counted), a 64 KiB bcast at once, right results" \
-        '[ $rc = 0 ] && grep -q " No Errors" "$tmp/out" && deferred allreduce recursive_doubling $np | grep -q " 8-15 B: 4, .*2K-<4K B: 2$" && sizes allreduce topo_pipeline parent $np | grep -q "sizes 8-15 B: 1, 2K-<4K B: 1$" && sizes bcast topo_pipeline parent $np | grep -q "sizes 64K-<128K B: 1$" && ! grep -qE "^mpich-topo: +bcast +[a-z_]+ +deferred" "$tmp/out" && nb iallreduce sched_recursive_doubling $np "sizes 2K-<4K B: 2$" && nb iallreduce topo_pipeline $np "sizes 512-<1K B: 1$"'
+        '[ $rc = 0 ] && grep -q " No Errors" "$tmp/out" && has "$(deferred allreduce recursive_doubling $np)" "8-15 B" 4 && has "$(deferred allreduce recursive_doubling $np)" "2K-<4K B" 2 && has "$(sizes allreduce topo_pipeline parent $np)" "8-15 B" 1 && has "$(sizes allreduce topo_pipeline parent $np)" "2K-<4K B" 1 && sizes bcast topo_pipeline parent $np | grep -q "sizes 64K-<128K B: 1$" && ! grep -qE "^mpich-topo: +bcast +[a-z_]+ +deferred" "$tmp/out" && nb iallreduce sched_recursive_doubling $np "sizes 2K-<4K B: 2$" && nb iallreduce topo_pipeline $np "sizes 512-<1K B: 1$"'
+    check "$where, fresh communicator: a 4 KiB allreduce counts as 2 small calls, the 3rd sets the engine up" \
+        '[ $rc = 0 ] && [ "$(deferred_any allreduce $np | grep -o "4K-<8K B: [0-9]*" | awk "{s += \$3} END {print s}")" = 2 ] && has "$(sizes allreduce topo_pipeline parent $np)" "4K-<8K B" 1'
+done
+
+# 11. user-defined commutative reductions above 2 KiB across nodes, every
+#     root, in place and not (defaults_reduce.c): right sums where CH4's
+#     composition alpha, which the built-in tuning chose there before
+#     maint/patches/0039, lost or corrupted contributions
+for v in "MPIR_CVAR_CLIQUES_BY_BLOCK=1" "MPIR_CVAR_CLIQUES_BY_BLOCK=0"; do
+    run MPIR_CVAR_NUM_CLIQUES=3 $v 5 "$tmp/reduce"
+    check "3 nodes, 5 processes ($v): user-op reduce of 18 KiB to every root, in place and not, right sums" \
+        '[ $rc = 0 ] && grep -q " No Errors" "$tmp/out"'
 done
 
 tap_summary defaults

@@ -2,8 +2,8 @@
  * Copyright (C) by the mpich-topo authors. See COPYRIGHT in top-level directory.
  */
 
-/* When the engine is set up on a communicator (defaults.sh, with the
- * default MPIR_CVAR_TOPO_SETUP_CALLS=5 and MPIR_CVAR_TOPO_SETUP_BYTES=64K).
+/* When the engine is set up on a communicator (defaults.sh, with
+ * MPIR_CVAR_TOPO_SETUP_CALLS=5 and MPIR_CVAR_TOPO_SETUP_BYTES=16K).
  * Each case has a size of its own, so that the trace's size ranges say
  * which algorithm each call got; every result is checked.
  *
@@ -14,6 +14,8 @@
  *              (MPICH's: no engine yet, but counted), then an MPI_Allreduce
  *              (the 5th call: sets it up), then an MPI_Iallreduce at
  *              512 B that runs in the engine
+ *   D  4 KiB   3 MPI_Allreduce on a fresh communicator: each counts as
+ *              1 + 5 x 4K / 16K = 2 small calls, so the 3rd sets it up
  * (16 B: the sizes of the communicator bookkeeping, never checked) */
 
 #include <mpi.h>
@@ -49,7 +51,7 @@ static void allreduce(MPI_Comm comm, int n, int nonblocking)
 
 int main(int argc, char **argv)
 {
-    MPI_Comm a, b, c;
+    MPI_Comm a, b, c, d;
 
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
@@ -83,8 +85,13 @@ int main(int argc, char **argv)
     allreduce(c, 512, 0);
     allreduce(c, 128, 1);
 
+    MPI_Comm_dup(MPI_COMM_WORLD, &d);
+    for (int i = 0; i < 3; i++)
+        allreduce(d, 1024, 0);
+
     MPI_Comm_free(&a);
     MPI_Comm_free(&b);
     MPI_Comm_free(&c);
+    MPI_Comm_free(&d);
     return topo_finish(errs);
 }

@@ -210,7 +210,7 @@ int MPIR_Csel_topo_eval(MPIR_Comm * comm, int pred, int val, MPIR_Csel_topo_when
         /* a nonblocking call that would run the engine brings its setup
          * nearer (MPIR_CVAR_TOPO_SETUP_CALLS) */
         if (!ready)
-            MPIR_Topo_count_call(comm);
+            MPIR_Topo_count_call(comm, 1);
         return ready == val;
     }
     topo = MPIR_Topo_comm_struct(comm);

@@ -132,9 +132,10 @@ int MPIR_Topo_engine_ready(MPIR_Comm * comm, int setup);
  * ("MPIR_Iallreduce_"), by its collective's _INTRA_ALGORITHM CVAR or an
  * MPIR tuning file, rather than MPICH's built-in tuning? */
 int MPIR_Topo_user_chose(const char *algo);
-/* Counts a call on comm that would have run the engine if it were set up
- * (comm->topo_calls, MPIR_CVAR_TOPO_SETUP_CALLS).  Local. */
-void MPIR_Topo_count_call(MPIR_Comm * comm);
+/* Counts a call on comm that would have run the engine if it were set up,
+ * as weight small calls (comm->topo_calls, MPIR_CVAR_TOPO_SETUP_CALLS).
+ * Local. */
+void MPIR_Topo_count_call(MPIR_Comm * comm, MPI_Aint weight);
 /* The coroutine running now (NULL outside one), and how it waits: it
  * switches back to the progress poll that resumed it. */
 extern MPIR_Topo_nb_t *MPIR_Topo_nb_current;

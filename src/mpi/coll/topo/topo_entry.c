@@ -64,10 +64,9 @@ enum {
     TOPO_BARRIER_FLAGS,
 };
 
-void MPIR_Topo_count_call(MPIR_Comm * comm)
+void MPIR_Topo_count_call(MPIR_Comm * comm, MPI_Aint weight)
 {
-    if (comm->topo_calls < INT_MAX)
-        comm->topo_calls++;
+    comm->topo_calls = (int) MPL_MIN((MPI_Aint) comm->topo_calls + weight, (MPI_Aint) INT_MAX);
 }
 
 /* Whether this call of an engine algorithm on comm runs it (and sets the
@@ -77,12 +76,9 @@ void MPIR_Topo_count_call(MPIR_Comm * comm)
 static int engine_due(const MPIR_Topo_algo_t * algo, const MPIR_Topo_args_t * a)
 {
     MPIR_Comm *comm = a->comm;
-    MPI_Aint tsize = 0;
+    MPI_Aint tsize = 0, bytes;
 
     if (comm->topo && comm->topo->engine)
-        return 1;
-    MPIR_Topo_count_call(comm);
-    if (comm->topo_calls >= MPIR_CVAR_TOPO_SETUP_CALLS)
         return 1;
     /* what the user chose runs from its first call (as FALLBACK says
      * where it cannot); so do the nonblocking calls they chose, which
@@ -99,8 +95,15 @@ static int engine_due(const MPIR_Topo_algo_t * algo, const MPIR_Topo_args_t * a)
     if (a->datatype != MPI_DATATYPE_NULL)
         MPIR_Datatype_get_size_macro(a->datatype, tsize);
     /* (allgather's count is one process's) */
-    return a->count * tsize * (strcmp(algo->coll, "allgather") ? 1 : comm->local_size) >=
-        MPIR_CVAR_TOPO_SETUP_BYTES;
+    bytes = a->count * tsize * (strcmp(algo->coll, "allgather") ? 1 : comm->local_size);
+    if (bytes >= MPIR_CVAR_TOPO_SETUP_BYTES)
+        return 1;
+    /* a call of b bytes counts as 1 + SETUP_CALLS x b / SETUP_BYTES small
+     * ones (SETUP_BYTES > b here): what a call gains from the engine
+     * grows with its size */
+    MPIR_Topo_count_call(comm, 1 + bytes * MPL_MAX(MPIR_CVAR_TOPO_SETUP_CALLS, 0) /
+                         MPIR_CVAR_TOPO_SETUP_BYTES);
+    return comm->topo_calls >= MPIR_CVAR_TOPO_SETUP_CALLS;
 }
 
 static int topo_entry(const MPIR_Topo_algo_t * algo, const MPIR_Topo_args_t * a,
@@ -574,17 +577,19 @@ cvars:
       scope       : MPI_T_SCOPE_ALL_EQ
       description : >-
         The shared-memory engine is set up on a communicator by the blocking
-        collective that is this many calls of its algorithms there (the
-        blocking ones, and the nonblocking ones that would run it if it were
-        set up); the calls before run the stock algorithm that stands in
-        (the trace says "deferred").  The setup costs some 60 us on one node
-        (eight small collectives, the node segment), more than a short-lived
-        communicator's few calls gain from it.  A call of
-        MPIR_CVAR_TOPO_SETUP_BYTES or more, an algorithm the user chose (by
-        its _INTRA_ALGORITHM CVAR or an MPIR tuning file that covers its
-        collective, or such a choice for a nonblocking collective), a
-        persistent collective's init and MPIR_CVAR_TOPO_EAGER_SETUP set it up
-        at once.  1: the first call.
+        collective that makes this many small calls of its algorithms there
+        (the blocking ones, and the nonblocking ones that would run it if it
+        were set up); a call of b bytes counts as 1 + SETUP_CALLS x b /
+        MPIR_CVAR_TOPO_SETUP_BYTES small ones, since what a call gains from
+        the engine grows with its size. The calls before run the stock
+        algorithm that stands in (the trace says "deferred"). The setup
+        costs some 60 us on one node (eight small collectives, the node
+        segment), more than a short-lived communicator's few calls gain
+        from it. A call of MPIR_CVAR_TOPO_SETUP_BYTES or more, an algorithm
+        the user chose (by its _INTRA_ALGORITHM CVAR or an MPIR tuning file
+        that covers its collective, or such a choice for a nonblocking
+        collective), a persistent collective's init and
+        MPIR_CVAR_TOPO_EAGER_SETUP set it up at once.  1: the first call.
 
     - name        : MPIR_CVAR_TOPO_SETUP_BYTES
       category    : TOPO
@@ -597,7 +602,8 @@ cvars:
         A blocking collective of this many bytes or more (the whole result:
         an allgather's all blocks) sets the engine up on its communicator
         whatever MPIR_CVAR_TOPO_SETUP_CALLS says: such a call gains more than
-        the setup costs.
+        the setup costs. Smaller calls count toward
+        MPIR_CVAR_TOPO_SETUP_CALLS in proportion to their size.
 
 === END_MPI_T_CVAR_INFO_BLOCK ===
 */

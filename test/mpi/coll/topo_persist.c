@@ -12,7 +12,8 @@
  * Covered: allgather (predefined type, a derived receive type freed right
  * after MPI_Allgather_init, IN_PLACE), bcast, reduce, gather and scatter at
  * every root, allreduce (and IN_PLACE), at several counts; two persistent
- * requests started alternately with a blocking collective between them.
+ * requests started alternately with a blocking collective between them;
+ * inactive persistent requests in MPI_Waitany, MPI_Testall and the like.
  * Run it with each algorithm forced (MPIR_CVAR_I<COLL>_INTRA_ALGORITHM) and
  * with the built-in tuning. */
 
@@ -224,6 +225,127 @@ static void run_alternating(int count)
     free(ar_r);
 }
 
+/* An inactive persistent collective request in the completion calls that
+ * take arrays: MPI treats it as MPI_REQUEST_NULL there (MPI 4.0, 3.7.3).
+ * Each round starts the persistent allgather and an MPI_Iallreduce, and
+ * completes both by one of MPI_Waitany, MPI_Testany, MPI_Waitsome,
+ * MPI_Testsome or MPI_Testall, which must report each once and the
+ * finished persistent request never again: MPICH 4.0.2 counted it as
+ * active, so MPI_Waitany returned it twice and the reduction's result was
+ * read before it was done, and MPI_Testall failed with an internal error. */
+static void run_completion(int count)
+{
+    int *ag_s = malloc(count * sizeof(int)), *ag_r = malloc((size_t) size * count * sizeof(int));
+    int *ar_s = malloc(count * sizeof(int)), *ar_r = malloc(count * sizeof(int));
+    int idx[2], rc;
+    MPI_Request req[2];
+    MPI_Status st[2];
+    static const char *names[] = { "MPI_Waitany", "MPI_Testany", "MPI_Waitsome",
+        "MPI_Testsome", "MPI_Testall"
+    };
+
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    MPI_Allgather_init(ag_s, count, MPI_INT, ag_r, count, MPI_INT, MPI_COMM_WORLD,
+                       MPI_INFO_NULL, &req[0]);
+    for (int s = 0; s < 2 * 5; s++) {
+        const char *how = names[s % 5];
+        int done[2] = { 0, 0 }, n = 0, flag = 0;
+
+        for (int i = 0; i < count; i++) {
+            ag_s[i] = val(s, rank, i);
+            ar_s[i] = val(s + 1, rank, i);
+            ar_r[i] = POISON;
+        }
+        for (int i = 0; i < size * count; i++)
+            ag_r[i] = POISON;
+        /* odd rounds first complete the persistent request alone, so that
+         * the array holds it inactive while the reduction runs */
+        MPI_Start(&req[0]);
+        if (s % 2) {
+            MPI_Wait(&req[0], MPI_STATUS_IGNORE);
+            done[0] = 1;
+        }
+        MPI_Iallreduce(ar_s, ar_r, count, MPI_INT, MPI_SUM, MPI_COMM_WORLD, &req[1]);
+        for (int tries = 0; !(done[0] && done[1]); tries++) {
+            rc = MPI_SUCCESS;
+            n = 0;
+            switch (s % 5) {
+                case 0:
+                    rc = MPI_Waitany(2, req, &idx[0], &st[0]);
+                    n = idx[0] == MPI_UNDEFINED ? -1 : 1;
+                    break;
+                case 1:
+                    rc = MPI_Testany(2, req, &idx[0], &flag, &st[0]);
+                    n = !flag ? 0 : idx[0] == MPI_UNDEFINED ? -1 : 1;
+                    break;
+                case 2:
+                    rc = MPI_Waitsome(2, req, &n, idx, st);
+                    n = n == MPI_UNDEFINED ? -1 : n;
+                    break;
+                case 3:
+                    rc = MPI_Testsome(2, req, &n, idx, st);
+                    n = n == MPI_UNDEFINED ? -1 : n;
+                    break;
+                case 4:
+                    rc = MPI_Testall(2, req, &flag, st);
+                    n = 0;
+                    if (flag && rc == MPI_SUCCESS)
+                        for (int i = 0; i < 2; i++)
+                            if (!done[i])
+                                idx[n++] = i;
+                    break;
+            }
+            if (rc != MPI_SUCCESS || n < 0 || tries > 100000000) {
+                char msg[MPI_MAX_ERROR_STRING] = "";
+                int len;
+                if (rc != MPI_SUCCESS)
+                    MPI_Error_string(rc, msg, &len);
+                if (errs++ < 10)
+                    fprintf(stderr, "[%d] %s round %d: %s with %s still active\n", rank, how,
+                            s, rc != MPI_SUCCESS ? msg : n < 0 ? "nothing active" :
+                            "no completion", !done[1] ? "the iallreduce" : "the allgather");
+                break;
+            }
+            for (int k = 0; k < n; k++) {
+                if (done[idx[k]]) {
+                    if (errs++ < 10)
+                        fprintf(stderr, "[%d] %s round %d: request %d reported complete again\n",
+                                rank, how, s, idx[k]);
+                    n = -1;
+                }
+                done[idx[k]] = 1;
+            }
+            if (n < 0)
+                break;
+        }
+        if (!(done[0] && done[1])) {
+            /* finish so that the next round and the other processes go on */
+            MPI_Waitall(2, req, st);
+            continue;
+        }
+        /* everything is inactive or null now */
+        rc = MPI_Waitany(2, req, &idx[0], MPI_STATUS_IGNORE);
+        if ((rc != MPI_SUCCESS || idx[0] != MPI_UNDEFINED) && errs++ < 10)
+            fprintf(stderr, "[%d] %s round %d: MPI_Waitany on nothing active gave index %d\n",
+                    rank, how, s, idx[0]);
+        for (int r = 0; r < size; r++)
+            for (int i = 0; i < count; i++)
+                check(how, count, s, r * count + i, ag_r[r * count + i], val(s, r, i));
+        for (int i = 0; i < count; i++) {
+            int want = 0;
+            for (int r = 0; r < size; r++)
+                want += val(s + 1, r, i);
+            check(how, count, s, i, ar_r[i], want);
+        }
+    }
+    MPI_Request_free(&req[0]);
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
+    free(ag_s);
+    free(ag_r);
+    free(ar_s);
+    free(ar_r);
+}
+
 int main(int argc, char **argv)
 {
     /* 1-8 ints are where MPICH picks its short-message schedules; 300 ints
@@ -252,6 +374,7 @@ int main(int argc, char **argv)
             run_scatter(count, root);
         }
         run_alternating(count);
+        run_completion(count);
     }
 
     MTest_Finalize(errs);

@@ -9,7 +9,8 @@
  *      communicator handle was freed;
  *   C. MINLOC/MAXLOC on pair types with padding (MPI_DOUBLE_INT,
  *      MPI_LONG_DOUBLE_INT, MPI_SHORT_INT), counts across cells, slots and
- *      chunks, in place or not;
+ *      chunks, in place or not; the receive buffer's padding bytes (not in
+ *      the type map) stay as they were;
  *   D. bcast from MPI_BOTTOM of a struct of absolute addresses, every root;
  *   E. single-process communicators (MPI_COMM_SELF and a split);
  *   F. allgather and bcast whose processes describe the same signature
@@ -33,6 +34,7 @@
 #include "mpitest.h"
 #include <complex.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -137,6 +139,20 @@ typedef struct {
     short v;
     int i;
 } sint;
+/* elements of esz bytes {value of vsz bytes; int at ioff}: the bytes of
+ * after that are padding still hold before's */
+static int pads_kept(const void *before, const void *after, int n, size_t esz, size_t vsz,
+                     size_t ioff)
+{
+    const unsigned char *b = before, *a = after;
+    for (size_t k = 0; k < n * esz; k++) {
+        size_t o = k % esz;
+        if (((o >= vsz && o < ioff) || o >= ioff + sizeof(int)) && a[k] != b[k])
+            return 0;
+    }
+    return 1;
+}
+
 static void test_loc(void)
 {
     int counts[] = { 1, 2, 3, 33, 64, 65, 100, 1000, 4097, 70000 };
@@ -145,7 +161,18 @@ static void test_loc(void)
         dint *a = malloc(n * sizeof(dint)), *b = malloc(n * sizeof(dint));
         ldint *la = malloc(n * sizeof(ldint)), *lb = malloc(n * sizeof(ldint));
         sint *sa = malloc(n * sizeof(sint)), *sb = malloc(n * sizeof(sint));
+        dint *b0 = malloc(n * sizeof(dint));
+        ldint *lb0 = malloc(n * sizeof(ldint));
+        sint *sb0 = malloc(n * sizeof(sint));
         for (int inplace = 0; inplace < 2; inplace++) {
+            /* padding differs between the send and receive buffers and
+             * between processes */
+            memset(a, 0x40 + wrank, n * sizeof(dint));
+            memset(la, 0x40 + wrank, n * sizeof(ldint));
+            memset(sa, 0x40 + wrank, n * sizeof(sint));
+            memset(b, 0xa5, n * sizeof(dint));
+            memset(lb, 0xa5, n * sizeof(ldint));
+            memset(sb, 0xa5, n * sizeof(sint));
             for (int i = 0; i < n; i++) {
                 a[i].v = (double) ((i * 31 + wrank * 17) % 11);
                 a[i].i = wrank;
@@ -159,6 +186,9 @@ static void test_loc(void)
                 memcpy(lb, la, n * sizeof(ldint));
                 memcpy(sb, sa, n * sizeof(sint));
             }
+            memcpy(b0, b, n * sizeof(dint));
+            memcpy(lb0, lb, n * sizeof(ldint));
+            memcpy(sb0, sb, n * sizeof(sint));
             MPI_Allreduce(inplace ? MPI_IN_PLACE : a, b, n, MPI_DOUBLE_INT, MPI_MINLOC,
                           MPI_COMM_WORLD);
             MPI_Allreduce(inplace ? MPI_IN_PLACE : la, lb, n, MPI_LONG_DOUBLE_INT, MPI_MAXLOC,
@@ -198,6 +228,15 @@ static void test_loc(void)
                 check(ok_s, "minloc short_int n=%d ip=%d [%d] got (%d,%d) want (%d,%d)", n,
                       inplace, i, sb[i].v, sb[i].i, sv, si);
             }
+            check(pads_kept(b0, b, n, sizeof(dint), sizeof(double), offsetof(dint, i)),
+                  "minloc double_int n=%d ip=%d: padding bytes of the receive buffer changed",
+                  n, inplace);
+            check(pads_kept(lb0, lb, n, sizeof(ldint), sizeof(long double), offsetof(ldint, i)),
+                  "maxloc long_double_int n=%d ip=%d: padding bytes of the receive buffer "
+                  "changed", n, inplace);
+            check(pads_kept(sb0, sb, n, sizeof(sint), sizeof(short), offsetof(sint, i)),
+                  "minloc short_int n=%d ip=%d: padding bytes of the receive buffer changed",
+                  n, inplace);
         }
         free(a);
         free(b);
@@ -205,6 +244,9 @@ static void test_loc(void)
         free(lb);
         free(sa);
         free(sb);
+        free(b0);
+        free(lb0);
+        free(sb0);
     }
 }
 

@@ -242,7 +242,13 @@ static int reduce_cells(reduction_t * x, int partials, int lo, int hi, uint64_t 
 
     for (int i = lo; i < hi; i++)
         MPIDI_TOPO_WAIT_GE(e, MPIDI_TOPO_CELL_SEQ(cell_in(e, partials, i, s)), s);
-    memcpy(res + x->true_lb, cell_in(e, partials, hi - 1, s) + MPIDI_TOPO_CELL_DATA, span);
+    if (res == x->rbuf && !(x->is_contig && x->extent == x->true_extent)) {
+        /* the user's buffer: leave its holes (a pair type's padding) alone */
+        mpi_errno = MPIR_Localcopy(cell_in(e, partials, hi - 1, s) + MPIDI_TOPO_CELL_DATA -
+                                   x->true_lb, x->count, x->datatype, res, x->count, x->datatype);
+        MPIDI_TOPO_LOCAL_ERR(e, mpi_errno, mpi_errno_ret, x->errflag);
+    } else
+        memcpy(res + x->true_lb, cell_in(e, partials, hi - 1, s) + MPIDI_TOPO_CELL_DATA, span);
     for (int i = hi - 2; i >= lo; i--) {
         mpi_errno = MPIR_Topo_reduce_local(cell_in(e, partials, i, s) + MPIDI_TOPO_CELL_DATA -
                                            x->true_lb, res, x->count, x->datatype, x->op);

@@ -8,6 +8,12 @@
 # OUT/summary.md (the median launch per K).
 #
 #   bench/comm-life.sh [--prefix DIR] [--np N] [--rounds R] [--iters I] [--out DIR]
+#                      [--ks K,K,...] [--bytes B] [--setup-calls N,N,...]
+#
+# --ks: the call counts (comm_life's default 0,1,2,4,8,16,64); --bytes: each
+# call's size (8); --setup-calls: one more mpich-topo launch per N with
+# MPIR_CVAR_TOPO_SETUP_CALLS=N (label mpich-topo-setup-N), to choose the
+# default.
 #
 # Default prefix: install-ofi (libfabric's tcp provider); 2 processes bound
 # to cores, 5 rounds, 300 rounds of dup/calls/free per K, OUT
@@ -20,6 +26,9 @@ np=2
 rounds=5
 iters=300
 out=$top/bench/results/local-comm-life
+ks=
+bytes=8
+setup_calls=
 while [ $# -gt 0 ]; do
     case $1 in
         --prefix) prefix=$2; shift ;;
@@ -27,6 +36,9 @@ while [ $# -gt 0 ]; do
         --rounds) rounds=$2; shift ;;
         --iters) iters=$2; shift ;;
         --out) out=$2; shift ;;
+        --ks) ks=$2; shift ;;
+        --bytes) bytes=$2; shift ;;
+        --setup-calls) setup_calls=$2; shift ;;
         -h|--help) sed -n '2,/^[^#]/s/^# \{0,1\}//p' "$0"; exit 0 ;;
         *) echo "comm-life.sh: unknown option $1" >&2; exit 2 ;;
     esac
@@ -50,16 +62,21 @@ run1() {    # LABEL COMMAND...: one launch, its CSV lines tagged with the round
     echo "$label: $* -l $label" >>"$tmp/cmds"
     "$@" -l "$label" | grep -v '^label' | sed "s/^/$r,/" >>"$tmp/csv"
 }
-mpich=("$prefix/bin/mpiexec" -n "$np" -bind-to core "$tmp/comm_life" -i "$iters")
+args=(-i "$iters" -b "$bytes")
+[ -n "$ks" ] && args+=(-k "$ks")
+mpich=("$prefix/bin/mpiexec" -n "$np" -bind-to core "$tmp/comm_life" "${args[@]}")
 echo "round,label,calls,round_us,per_call_us" >"$tmp/csv"
 for r in $(seq 1 "$rounds"); do
     run1 mpich-topo "${mpich[@]}"
     run1 mpich-topo-setup-at-once env MPIR_CVAR_TOPO_SETUP_CALLS=1 "${mpich[@]}"
+    for n in ${setup_calls//,/ }; do
+        run1 "mpich-topo-setup-$n" env MPIR_CVAR_TOPO_SETUP_CALLS="$n" "${mpich[@]}"
+    done
     run1 mpich-4.0.2 env MPIR_CVAR_COLL_SELECTION_TUNING_JSON_FILE="$tmp/stock/mpir.json" \
         MPIR_CVAR_CH4_COLL_SELECTION_TUNING_JSON_FILE="$tmp/stock/ch4.json" "${mpich[@]}"
     if [ -n "$ompi" ]; then
         run1 openmpi mpirun.openmpi --allow-run-as-root --oversubscribe -n "$np" --bind-to core \
-            "$tmp/comm_life-ompi" -i "$iters"
+            "$tmp/comm_life-ompi" "${args[@]}"
     fi
     echo "comm-life: round $r of $rounds done" >&2
 done
@@ -85,5 +102,17 @@ with open(out + "/summary.md", "w") as f:
         r2 = med[("openmpi", k)] / med[("mpich-topo", k)] if "openmpi" in labels else float("nan")
         f.write("| %d | %s | %.2fx | %.2fx |\n" % (k, " | ".join(cells), r1, r2))
     f.write("\nRatios: the other library's time over mpich-topo's (above 1: ours faster).\n")
+    topo = [l for l in labels if l.startswith("mpich-topo")]
+    if len(topo) > 2:
+        # each setup threshold against the best of all of them at each K
+        # (about what knowing K in advance would give): the worst ratio
+        # over K is what a communicator of unknown lifetime risks
+        best = {k: min(med[(l, k)] for l in topo) for k in ks}
+        f.write("\n## Setup thresholds: time over the best mpich-topo launch at each K\n\n")
+        f.write("| label | " + " | ".join("K=%d" % k for k in ks) + " | worst |\n")
+        f.write("|---" * (len(ks) + 2) + "|\n")
+        for l in topo:
+            r = [med[(l, k)] / best[k] for k in ks]
+            f.write("| %s | %s | %.2f |\n" % (l, " | ".join("%.2f" % x for x in r), max(r)))
 print(open(out + "/summary.md").read())
 EOF

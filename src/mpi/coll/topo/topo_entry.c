@@ -571,7 +571,7 @@ cvars:
     - name        : MPIR_CVAR_TOPO_SETUP_CALLS
       category    : TOPO
       type        : int
-      default     : 5
+      default     : 128
       class       : none
       verbosity   : MPI_T_VERBOSITY_USER_BASIC
       scope       : MPI_T_SCOPE_ALL_EQ
@@ -583,9 +583,11 @@ cvars:
         MPIR_CVAR_TOPO_SETUP_BYTES small ones, since what a call gains from
         the engine grows with its size. The calls before run the stock
         algorithm that stands in (the trace says "deferred"). The setup
-        costs some 60 us on one node (eight small collectives, the node
-        segment), more than a short-lived communicator's few calls gain
-        from it. A call of MPIR_CVAR_TOPO_SETUP_BYTES or more, an algorithm
+        costs some 70 us on one node (eight small collectives, the node
+        segment); a small call gains about 0.5 us from it (2 processes), so
+        the default waits about as long as the setup takes to pay off: a
+        communicator of unknown lifetime then takes at most about twice the
+        time of the better choice (bench/comm-life.sh --setup-calls). A call of MPIR_CVAR_TOPO_SETUP_BYTES or more, an algorithm
         the user chose (by its _INTRA_ALGORITHM CVAR or an MPIR tuning file
         that covers its collective, or such a choice for a nonblocking
         collective), a persistent collective's init and

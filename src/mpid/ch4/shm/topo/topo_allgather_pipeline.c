@@ -117,17 +117,18 @@ static int allgather_cells(MPIDI_Topo_engine_t * e, const MPIDI_Topo_tbuf_t * sb
 }
 
 /* Round r's copy out in one level: node portions in the order the ring
- * brings them; this node's own as soon as its processes have arrived
- * (waiting for the leaders to relay that would cost a second hop). */
+ * brings them; this node's own block by block as each process arrives
+ * (waiting for the leaders to relay them would cost a second hop, and
+ * waiting for all of them would keep the first copies from overlapping
+ * the last processes' copy in). */
 static int copy_out_flat(MPIDI_Topo_engine_t * e, const MPIDI_Topo_tbuf_t * rb, char *slot,
                          uint64_t r, MPI_Aint m, MPI_Aint off, MPI_Aint len,
                          MPIR_Errflag_t * errflag)
 {
     int mpi_errno = MPI_SUCCESS, mpi_errno_ret = MPI_SUCCESS;
     const MPIR_Topo_layout_t *l = e->layout;
-    int nn = e->nnodes, k = e->k, n = e->node;
+    int nn = e->nnodes, k = e->k, n = e->node, nstart = l->node_start[n];
 
-    MPIDI_TOPO_WAIT_ALL(e, arrive, 0, e->local_size, r);
     for (int s = 1; s <= nn; s++) {
         int x = (n - s + 1 + nn) % nn;
         for (int grp = 0; grp < k; grp++) {
@@ -136,6 +137,8 @@ static int copy_out_flat(MPIDI_Topo_engine_t * e, const MPIDI_Topo_tbuf_t * rb, 
             if (s > 1)
                 MPIDI_TOPO_WAIT_GE(e, &leader_ctrl->avail, MPIDI_TOPO_PROG(r, s));
             for (int pos = l->group_start[x * k + grp]; pos < hi; pos++) {
+                if (s == 1)
+                    MPIDI_TOPO_WAIT_GE(e, &MPIDI_TOPO_CTRL(e, pos - nstart)->arrive, r);
                 mpi_errno = MPIDI_Topo_tbuf_unpack(rb, (MPI_Aint) l->order[pos] * m + off,
                                                    slot + pos * len, len);
                 MPIDI_TOPO_LOCAL_ERR(e, mpi_errno, mpi_errno_ret, errflag);

@@ -226,6 +226,172 @@ static void run_alternating(int count)
     free(ar_r);
 }
 
+/* The other persistent collectives (MPICH's schedules only), started
+ * reps times with new data: allgatherv and gatherv/scatterv with counts
+ * that differ per process, alltoall (and IN_PLACE), alltoallv,
+ * reduce_scatter_block, reduce_scatter with uneven counts, scan, exscan,
+ * barrier.  MPICH's own p_* tests start them with the same data each
+ * time, which a schedule that read the buffers at init passes. */
+static void run_others(int count)
+{
+    int n = (count + 2) * size + size * (size + 1) / 2;        /* room for any layout */
+    int *sb = malloc(n * sizeof(int)), *rb = malloc(n * sizeof(int));
+    int *sc = malloc(size * sizeof(int)), *sd = malloc(size * sizeof(int));
+    int *rc = malloc(size * sizeof(int)), *rd = malloc(size * sizeof(int));
+    int *vc = malloc(size * sizeof(int)), *vd = malloc(size * sizeof(int));
+    int root = size - 1;
+    MPI_Request req[10];
+    const char *names[10] = { "allgatherv", "gatherv", "scatterv", "alltoall",
+        "alltoall (IN_PLACE)", "alltoallv", "reduce_scatter_block", "reduce_scatter",
+        "scan", "exscan"
+    };
+    int nreq = 10;
+
+    /* process r contributes count + r elements (allgatherv, gatherv,
+     * scatterv, reduce_scatter's block of r) */
+    for (int r = 0, d = 0; r < size; d += count + r, r++) {
+        rc[r] = count + r;
+        rd[r] = d;
+    }
+    for (int k = 0; k < nreq; k++)
+        req[k] = MPI_REQUEST_NULL;
+    for (int k = 0; k < nreq; k++) {
+        for (int s = 0; s < reps; s++) {
+            int *a = sb, *b = rb;
+            for (int i = 0; i < n; i++) {
+                a[i] = val(s, rank, i);
+                b[i] = POISON;
+            }
+            if (s == 0) {
+                switch (k) {
+                    case 0:
+                        MPI_Allgatherv_init(a, count + rank, MPI_INT, b, rc, rd, MPI_INT,
+                                            MPI_COMM_WORLD, MPI_INFO_NULL, &req[k]);
+                        break;
+                    case 1:
+                        MPI_Gatherv_init(a, count + rank, MPI_INT, b, rc, rd, MPI_INT, root,
+                                         MPI_COMM_WORLD, MPI_INFO_NULL, &req[k]);
+                        break;
+                    case 2:
+                        MPI_Scatterv_init(a, rc, rd, MPI_INT, b, count + rank, MPI_INT, root,
+                                          MPI_COMM_WORLD, MPI_INFO_NULL, &req[k]);
+                        break;
+                    case 3:
+                        MPI_Alltoall_init(a, count, MPI_INT, b, count, MPI_INT, MPI_COMM_WORLD,
+                                          MPI_INFO_NULL, &req[k]);
+                        break;
+                    case 4:
+                        MPI_Alltoall_init(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, b, count, MPI_INT,
+                                          MPI_COMM_WORLD, MPI_INFO_NULL, &req[k]);
+                        break;
+                    case 5:
+                        /* I send count + (rank + r) % 3 to r, at r * (count + 2) */
+                        for (int r = 0; r < size; r++) {
+                            sc[r] = count + (rank + r) % 3;
+                            sd[r] = r * (count + 2);
+                            vc[r] = count + (r + rank) % 3;
+                            vd[r] = r * (count + 2);
+                        }
+                        MPI_Alltoallv_init(a, sc, sd, MPI_INT, b, vc, vd, MPI_INT,
+                                           MPI_COMM_WORLD, MPI_INFO_NULL, &req[k]);
+                        break;
+                    case 6:
+                        MPI_Reduce_scatter_block_init(a, b, count, MPI_INT, MPI_SUM,
+                                                      MPI_COMM_WORLD, MPI_INFO_NULL, &req[k]);
+                        break;
+                    case 7:
+                        MPI_Reduce_scatter_init(a, b, rc, MPI_INT, MPI_SUM, MPI_COMM_WORLD,
+                                                MPI_INFO_NULL, &req[k]);
+                        break;
+                    case 8:
+                        MPI_Scan_init(a, b, count, MPI_INT, MPI_SUM, MPI_COMM_WORLD,
+                                      MPI_INFO_NULL, &req[k]);
+                        break;
+                    case 9:
+                        MPI_Exscan_init(a, b, count, MPI_INT, MPI_SUM, MPI_COMM_WORLD,
+                                        MPI_INFO_NULL, &req[k]);
+                        break;
+                }
+            }
+            if (k == 4)
+                for (int i = 0; i < size * count; i++)
+                    b[i] = val(s, rank, i);
+            MPI_Start(&req[k]);
+            MPI_Wait(&req[k], MPI_STATUS_IGNORE);
+            /* expected: element i of what process r sent me is val(s, r, at),
+             * at its offset in r's send buffer */
+            switch (k) {
+                case 0:
+                    for (int r = 0; r < size; r++)
+                        for (int i = 0; i < rc[r]; i++)
+                            check(names[k], count, s, rd[r] + i, b[rd[r] + i], val(s, r, i));
+                    break;
+                case 1:
+                    if (rank == root)
+                        for (int r = 0; r < size; r++)
+                            for (int i = 0; i < rc[r]; i++)
+                                check(names[k], count, s, rd[r] + i, b[rd[r] + i],
+                                      val(s, r, i));
+                    break;
+                case 2:
+                    for (int i = 0; i < count + rank; i++)
+                        check(names[k], count, s, i, b[i], val(s, root, rd[rank] + i));
+                    break;
+                case 3:
+                case 4:
+                    for (int r = 0; r < size; r++)
+                        for (int i = 0; i < count; i++)
+                            check(names[k], count, s, r * count + i, b[r * count + i],
+                                  val(s, r, rank * count + i));
+                    break;
+                case 5:
+                    for (int r = 0; r < size; r++)
+                        for (int i = 0; i < count + (r + rank) % 3; i++)
+                            check(names[k], count, s, r * (count + 2) + i,
+                                  b[r * (count + 2) + i], val(s, r, rank * (count + 2) + i));
+                    break;
+                case 6:
+                case 7:
+                    for (int i = 0; i < (k == 6 ? count : rc[rank]); i++) {
+                        int at = (k == 6 ? rank * count : rd[rank]) + i, want = 0;
+                        for (int r = 0; r < size; r++)
+                            want += val(s, r, at);
+                        check(names[k], count, s, i, b[i], want);
+                    }
+                    break;
+                case 8:
+                case 9:
+                    for (int i = 0; i < count && (k == 8 || rank > 0); i++) {
+                        int want = 0;
+                        for (int r = 0; r < (k == 8 ? rank + 1 : rank); r++)
+                            want += val(s, r, i);
+                        check(names[k], count, s, i, b[i], want);
+                    }
+                    break;
+            }
+        }
+    }
+    for (int k = 0; k < nreq; k++)
+        MPI_Request_free(&req[k]);
+    {
+        MPI_Request bar;
+        MPI_Barrier_init(MPI_COMM_WORLD, MPI_INFO_NULL, &bar);
+        for (int s = 0; s < reps; s++) {
+            MPI_Start(&bar);
+            MPI_Wait(&bar, MPI_STATUS_IGNORE);
+        }
+        MPI_Request_free(&bar);
+    }
+    free(sb);
+    free(rb);
+    free(sc);
+    free(sd);
+    free(rc);
+    free(rd);
+    free(vc);
+    free(vd);
+}
+
 /* An inactive persistent collective request in the completion calls that
  * take arrays: MPI treats it as MPI_REQUEST_NULL there (MPI 4.0, 3.7.3).
  * Each round starts the persistent allgather and an MPI_Iallreduce, and
@@ -391,6 +557,7 @@ int main(int argc, char **argv)
         }
         run_alternating(count);
         run_completion(count);
+        run_others(count);
     }
 
     MTest_Finalize(errs);

@@ -587,11 +587,12 @@ cvars:
         segment); a small call gains about 0.5 us from it (2 processes), so
         the default waits about as long as the setup takes to pay off: a
         communicator of unknown lifetime then takes at most about twice the
-        time of the better choice (bench/comm-life.sh --setup-calls). A call of MPIR_CVAR_TOPO_SETUP_BYTES or more, an algorithm
-        the user chose (by its _INTRA_ALGORITHM CVAR or an MPIR tuning file
-        that covers its collective, or such a choice for a nonblocking
-        collective), a persistent collective's init and
-        MPIR_CVAR_TOPO_EAGER_SETUP set it up at once.  1: the first call.
+        time of the better choice (bench/comm-life.sh --setup-calls). A call
+        of MPIR_CVAR_TOPO_SETUP_BYTES or more, an algorithm the user chose
+        (by its _INTRA_ALGORITHM CVAR or an MPIR tuning file that covers its
+        collective, or such a choice for a nonblocking collective), a
+        persistent collective's init and MPIR_CVAR_TOPO_EAGER_SETUP set it
+        up at once.  1: the first call.
 
     - name        : MPIR_CVAR_TOPO_SETUP_BYTES
       category    : TOPO

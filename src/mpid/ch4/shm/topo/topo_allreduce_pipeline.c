@@ -162,7 +162,7 @@ typedef struct {
     int root;                   /* < 0: allreduce */
     int root_node;
     int wants;                  /* this process gets the result */
-    int is_contig;
+    int has_holes;              /* bytes in the span outside the type map (padding) */
     int two_level;              /* MPIR_CVAR_TOPO_NODE_LEVELS: groups reduce first */
     MPI_Aint extent, true_lb, true_extent;
     MPI_Aint c;                 /* elements per round */
@@ -242,7 +242,7 @@ static int reduce_cells(reduction_t * x, int partials, int lo, int hi, uint64_t 
 
     for (int i = lo; i < hi; i++)
         MPIDI_TOPO_WAIT_GE(e, MPIDI_TOPO_CELL_SEQ(cell_in(e, partials, i, s)), s);
-    if (res == x->rbuf && !(x->is_contig && x->extent == x->true_extent)) {
+    if (res == x->rbuf && x->has_holes) {
         /* the user's buffer: leave its holes (a pair type's padding) alone */
         mpi_errno = MPIR_Localcopy(cell_in(e, partials, hi - 1, s) + MPIDI_TOPO_CELL_DATA -
                                    x->true_lb, x->count, x->datatype, res, x->count, x->datatype);
@@ -489,7 +489,7 @@ static int round_out(reduction_t * x, MPI_Aint i)
         MPL_atomic_release_store_uint64(&me->copied, r);
         MPIDI_TOPO_WAIT_ALL(e, copied, lo, lo + gsize, r);
     }
-    if (x->is_contig && x->extent == x->true_extent)
+    if (!x->has_holes)
         memcpy(x->rbuf + off * x->extent + x->true_lb, res + x->true_lb, n * x->extent);
     else {
         /* leave the user's holes alone */
@@ -508,7 +508,7 @@ static int allreduce_elements(const void *sendbuf, void *recvbuf, MPI_Aint count
                               MPI_Datatype datatype, MPI_Op op, int root, MPIR_Comm * comm,
                               const char **why_not, MPIR_Errflag_t * errflag)
 {
-    int mpi_errno = MPI_SUCCESS, mpi_errno_ret = MPI_SUCCESS;
+    int mpi_errno = MPI_SUCCESS, mpi_errno_ret = MPI_SUCCESS, contig;
     MPIDI_Topo_engine_t *e = NULL;
     MPI_Aint nrounds;
     reduction_t x;
@@ -531,13 +531,14 @@ static int allreduce_elements(const void *sendbuf, void *recvbuf, MPI_Aint count
     x.nreq[0] = x.nreq[1] = NULL;
     x.net_blocking = 0;
     x.errflag = errflag;
-    MPIR_Datatype_is_contig(datatype, &x.is_contig);
+    MPIR_Datatype_is_contig(datatype, &contig);
     MPIR_Datatype_get_extent_macro(datatype, x.extent);
     if (HANDLE_IS_BUILTIN(datatype)) {
         x.true_lb = 0;
         x.true_extent = x.extent;
     } else
         MPIR_Type_get_true_extent_impl(datatype, &x.true_lb, &x.true_extent);
+    x.has_holes = !contig || x.extent != x.true_extent;
 
     MPIDI_TOPO_ENGINE_GET(comm, e, why_not, errflag);
     if (e->one_per_node) {

@@ -284,8 +284,13 @@ void MPIDI_Topo_cell_claim(MPIDI_Topo_engine_t * e, int writes, uint64_t * s)
         /* learn how far every process is, so that the next calls need not */
         uint64_t lo = UINT64_MAX;
         MPIDI_TOPO_WAIT_ALL(e, cell_done, 0, e->local_size, *s - MPIDI_TOPO_NCELLS);
-        for (int i = 0; i < e->local_size; i++)
-            lo = MPL_MIN(lo, MPL_atomic_acquire_load_uint64(&MPIDI_TOPO_CTRL(e, i)->cell_done));
+        for (int i = 0; i < e->local_size; i++) {
+            /* one load: MPL_MIN evaluates its arguments twice, and on a
+             * tie it would keep a second load of a process that has moved
+             * on meanwhile, losing a slower one's count */
+            uint64_t d = MPL_atomic_acquire_load_uint64(&MPIDI_TOPO_CTRL(e, i)->cell_done);
+            lo = MPL_MIN(lo, d);
+        }
         e->cells_free = lo + MPIDI_TOPO_NCELLS;
     }
 }

@@ -440,8 +440,10 @@ int MPIDI_Topo_allgather(const void *sendbuf, MPI_Aint sendcount, MPI_Datatype s
             if (!rb.contig)
                 MPIDI_Topo_tbuf_discard(&rb);
         } else {
+            /* a failed pack also takes part (the node fails the call):
+             * leaving would put this process a call behind the others */
             mpi_errno = MPIDI_Topo_tbuf_pack(&sb, 0, tmp + at, m);
-            MPIR_ERR_CHECK(mpi_errno);
+            MPIDI_TOPO_LOCAL_ERR(e, mpi_errno, staging_errno, errflag);
             MPIDI_Topo_tbuf_init(&sb, tmp + at, m, MPI_BYTE);
             if (!rb.contig)
                 whole = tmp;
@@ -460,7 +462,7 @@ int MPIDI_Topo_allgather(const void *sendbuf, MPI_Aint sendcount, MPI_Datatype s
         char *recv = whole ? whole : rb.discard ? NULL : rb.buf + rb.lb;
         if (sendbuf != MPI_IN_PLACE && !whole && recv)
             mpi_errno = MPIDI_Topo_tbuf_pack(&sb, 0, recv + rank * m, m);
-        MPIR_ERR_CHECK(mpi_errno);
+        MPIDI_TOPO_LOCAL_ERR(e, mpi_errno, staging_errno, errflag);
         mpi_errno = allgather_direct(e, recv, m, comm, errflag);
     } else {
         MPIDI_Topo_tbuf_t cb;

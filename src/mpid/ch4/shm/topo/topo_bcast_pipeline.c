@@ -606,8 +606,10 @@ int MPIDI_Topo_bcast_pipeline(void *buffer, MPI_Aint count, MPI_Datatype datatyp
         if (tmp == NULL)
             staging_errno = MPIDI_Topo_staging_failed(e, m, errflag);
         else if (comm->rank == root) {
+            /* a failed pack also takes part (the node fails the call):
+             * leaving would put this process a call behind the others */
             mpi_errno = MPIDI_Topo_tbuf_pack(&tb, 0, tmp, m);
-            MPIR_ERR_CHECK(mpi_errno);
+            MPIDI_TOPO_LOCAL_ERR(e, mpi_errno, staging_errno, errflag);
         }
     }
     MPIDI_Topo_timeline_begin(e, comm, "bcast", m);

@@ -1,0 +1,280 @@
+/*
+ * Copyright (C) by the mpich-topo authors. See COPYRIGHT in top-level directory.
+ */
+
+/* Random sequences of collectives on three communicators at once (world,
+ * its ranks shuffled, reversed), the same sequence on every process (one
+ * shared seed), with each process now and then sleeping or yielding on its
+ * own (another seed per process), so that processes run ahead of each
+ * other by different amounts every time.  Most calls are small (the cells
+ * of small calls within a node, which fast processes reuse while slow ones
+ * may still read them), some up to 16 KiB, a few up to 280 KiB.  Kinds:
+ * allreduce (int sum, double max, in place), reduce (any root, in place at
+ * the root), bcast (any root; odd ranks receive into a strided vector whose
+ * holes must stay untouched), allgather (also in place), barrier, an
+ * iallreduce and an iallgather in flight together, and a persistent
+ * allreduce started with a blocking allreduce on the same communicator
+ * before its wait.  Every result is checked.  -iters=N (default 3000) and
+ * -seed=S (default 1).  Run with any algorithm forced or none. */
+
+#include "mpi.h"
+#include "mpitest.h"
+#include "topo_test_util.h"
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define MAXN 70000      /* ints per process, at most */
+#define PN 64           /* the persistent allreduce's count */
+#define NCOMMS 3
+
+static int errs = 0;
+static unsigned long long shared_state, own_state;
+
+static unsigned next(unsigned long long *s)
+{
+    *s = *s * 6364136223846793005ULL + 1442695040888963407ULL;
+    return (unsigned) (*s >> 33);
+}
+
+/* process r's element i in call it */
+static int val(int r, int i, int it)
+{
+    return (r * 131 + i * 7 + it * 13) % 1000;
+}
+
+static void fail(int rank, const char *comm, int it, const char *what, int n, int root, int at,
+                 long got, long want)
+{
+    if (errs < 10)
+        fprintf(stderr, "[%d] %s call %d: %s n %d root %d: element %d is %ld, expected %ld\n",
+                rank, comm, it, what, n, root, at, got, want);
+    errs++;
+}
+
+/* sum over the communicator's ranks (in comm order) of val */
+static long sum_of(MPI_Comm comm, int i, int it)
+{
+    int size;
+    long w = 0;
+    MPI_Comm_size(comm, &size);
+    for (int r = 0; r < size; r++)
+        w += val(r, i, it);
+    return w;
+}
+
+int main(int argc, char **argv)
+{
+    static const char *names[NCOMMS] = { "world", "shuffled", "reversed" };
+    MPI_Comm comms[NCOMMS];
+    MPI_Request preq[NCOMMS];
+    int wrank, wsize, iters, seed;
+
+    MTest_Init(&argc, &argv);
+    MTestArgList *head = MTestArgListCreate(argc, argv);
+    iters = MTestArgListGetInt_with_default(head, "iters", 3000);
+    seed = MTestArgListGetInt_with_default(head, "seed", 1);
+    MTestArgListDestroy(head);
+    MPI_Comm_rank(MPI_COMM_WORLD, &wrank);
+    MPI_Comm_size(MPI_COMM_WORLD, &wsize);
+
+    comms[0] = MPI_COMM_WORLD;
+    comms[1] = topo_test_shuffled(MPI_COMM_WORLD, 77 + seed);
+    MPI_Comm_split(MPI_COMM_WORLD, 0, wsize - wrank, &comms[2]);
+
+    int *in = malloc(MAXN * sizeof(int)), *in2 = malloc(MAXN * sizeof(int));
+    int *out = malloc((size_t) MAXN * 2 * wsize * sizeof(int));
+    int *out2 = malloc((size_t) MAXN * wsize * sizeof(int));
+    double *din = malloc(MAXN * sizeof(double)), *dout = malloc(MAXN * sizeof(double));
+    int pin[NCOMMS][PN], pout[NCOMMS][PN];
+    for (int c = 0; c < NCOMMS; c++)
+        MPI_Allreduce_init(pin[c], pout[c], PN, MPI_INT, MPI_SUM, comms[c], MPI_INFO_NULL,
+                           &preq[c]);
+
+    shared_state = 1000003ULL * seed;
+    own_state = 7919ULL * seed + 104729ULL * wrank;
+    for (int it = 0; it < iters; it++) {
+        int c = next(&shared_state) % NCOMMS, kind = next(&shared_state) % 12;
+        unsigned sz = next(&shared_state) % 100;
+        int n = sz < 85 ? 1 + next(&shared_state) % 256 :
+            sz < 98 ? 1 + next(&shared_state) % 4096 : 1 + next(&shared_state) % MAXN;
+        MPI_Comm comm = comms[c];
+        int rank, size, root = next(&shared_state);
+        unsigned skew = next(&own_state) % 1000;
+
+        MPI_Comm_rank(comm, &rank);
+        MPI_Comm_size(comm, &size);
+        root %= size;
+        if (kind >= 7 && kind <= 9)     /* allgather sizes: size x n ints */
+            n = n > 4096 ? 4096 : n;
+        if (skew < 3)
+            usleep(300);
+        else if (skew < 40)
+            sched_yield();
+        for (int i = 0; i < n; i++)
+            in[i] = val(rank, i, it);
+        for (size_t i = 0; i < (size_t) n * 2 * size; i++)
+            out[i] = -1;
+
+        switch (kind) {
+            case 0:
+                MPI_Allreduce(in, out, n, MPI_INT, MPI_SUM, comm);
+                for (int i = 0; i < n; i++)
+                    if (out[i] != sum_of(comm, i, it)) {
+                        fail(wrank, names[c], it, "allreduce", n, -1, i, out[i],
+                             sum_of(comm, i, it));
+                        break;
+                    }
+                break;
+            case 1:
+                memcpy(out, in, n * sizeof(int));
+                MPI_Allreduce(MPI_IN_PLACE, out, n, MPI_INT, MPI_SUM, comm);
+                for (int i = 0; i < n; i++)
+                    if (out[i] != sum_of(comm, i, it)) {
+                        fail(wrank, names[c], it, "allreduce in place", n, -1, i, out[i],
+                             sum_of(comm, i, it));
+                        break;
+                    }
+                break;
+            case 2:{
+                    for (int i = 0; i < n; i++)
+                        din[i] = val(rank, i, it) + 0.5;
+                    MPI_Allreduce(din, dout, n, MPI_DOUBLE, MPI_MAX, comm);
+                    for (int i = 0; i < n; i++) {
+                        double w = 0;
+                        for (int r = 0; r < size; r++)
+                            w = val(r, i, it) + 0.5 > w ? val(r, i, it) + 0.5 : w;
+                        if (dout[i] != w) {
+                            fail(wrank, names[c], it, "allreduce double max", n, -1, i,
+                                 (long) dout[i], (long) w);
+                            break;
+                        }
+                    }
+                    break;
+                }
+            case 3:
+            case 4:
+                if (kind == 4 && rank == root) {
+                    memcpy(out, in, n * sizeof(int));
+                    MPI_Reduce(MPI_IN_PLACE, out, n, MPI_INT, MPI_SUM, root, comm);
+                } else
+                    MPI_Reduce(in, out, n, MPI_INT, MPI_SUM, root, comm);
+                for (int i = 0; i < n; i++) {
+                    long w = rank == root ? sum_of(comm, i, it) : -1;
+                    if (out[i] != w) {
+                        fail(wrank, names[c], it, "reduce", n, root, i, out[i], w);
+                        break;
+                    }
+                }
+                break;
+            case 5:
+            case 6:
+                if (rank == root)
+                    MPI_Bcast(in, n, MPI_INT, root, comm);
+                else if (kind == 5 || rank % 2 == 0)
+                    MPI_Bcast(out, n, MPI_INT, root, comm);
+                else {
+                    /* the same signature in every other int */
+                    MPI_Datatype vec;
+                    MPI_Type_vector(n, 1, 2, MPI_INT, &vec);
+                    MPI_Type_commit(&vec);
+                    MPI_Bcast(out, 1, vec, root, comm);
+                    MPI_Type_free(&vec);
+                }
+                if (rank == root)
+                    break;
+                for (int i = 0; i < n; i++) {
+                    int strided = kind == 6 && rank % 2;
+                    int got = out[strided ? 2 * i : i];
+                    if (got != val(root, i, it) || (strided && out[2 * i + 1] != -1)) {
+                        fail(wrank, names[c], it, strided ? "bcast into a vector" : "bcast", n,
+                             root, i, strided && got == val(root, i, it) ? out[2 * i + 1] : got,
+                             strided && got == val(root, i, it) ? -1 : val(root, i, it));
+                        break;
+                    }
+                }
+                break;
+            case 7:
+            case 8:
+                if (kind == 8) {
+                    memcpy(out + (size_t) rank * n, in, n * sizeof(int));
+                    MPI_Allgather(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, out, n, MPI_INT, comm);
+                } else
+                    MPI_Allgather(in, n, MPI_INT, out, n, MPI_INT, comm);
+                for (int r = 0; r < size; r++)
+                    for (int i = 0; i < n; i++)
+                        if (out[(size_t) r * n + i] != val(r, i, it)) {
+                            fail(wrank, names[c], it, "allgather", n, r, i,
+                                 out[(size_t) r * n + i], val(r, i, it));
+                            r = size;
+                            break;
+                        }
+                break;
+            case 9:{
+                    /* two nonblocking calls in flight together */
+                    MPI_Request rq[2];
+                    for (int i = 0; i < n; i++)
+                        in2[i] = val(rank, i, it + 1);
+                    MPI_Iallreduce(in, out, n, MPI_INT, MPI_SUM, comm, &rq[0]);
+                    MPI_Iallgather(in2, n, MPI_INT, out2, n, MPI_INT, comm, &rq[1]);
+                    if (skew % 2)
+                        usleep(20);
+                    MPI_Waitall(2, rq, MPI_STATUSES_IGNORE);
+                    for (int i = 0; i < n; i++)
+                        if (out[i] != sum_of(comm, i, it)) {
+                            fail(wrank, names[c], it, "iallreduce", n, -1, i, out[i],
+                                 sum_of(comm, i, it));
+                            break;
+                        }
+                    for (int r = 0; r < size; r++)
+                        for (int i = 0; i < n; i++)
+                            if (out2[(size_t) r * n + i] != val(r, i, it + 1)) {
+                                fail(wrank, names[c], it, "iallgather", n, r, i,
+                                     out2[(size_t) r * n + i], val(r, i, it + 1));
+                                r = size;
+                                break;
+                            }
+                    break;
+                }
+            case 10:
+                /* started, then a blocking call on the same communicator,
+                 * then completed */
+                for (int i = 0; i < PN; i++)
+                    pin[c][i] = val(rank, i, it);
+                MPI_Start(&preq[c]);
+                MPI_Allreduce(in, out, n, MPI_INT, MPI_SUM, comm);
+                MPI_Wait(&preq[c], MPI_STATUS_IGNORE);
+                for (int i = 0; i < PN; i++)
+                    if (pout[c][i] != sum_of(comm, i, it)) {
+                        fail(wrank, names[c], it, "persistent allreduce", PN, -1, i,
+                             pout[c][i], sum_of(comm, i, it));
+                        break;
+                    }
+                for (int i = 0; i < n; i++)
+                    if (out[i] != sum_of(comm, i, it)) {
+                        fail(wrank, names[c], it, "allreduce beside a persistent one", n, -1,
+                             i, out[i], sum_of(comm, i, it));
+                        break;
+                    }
+                break;
+            default:
+                MPI_Barrier(comm);
+                break;
+        }
+    }
+
+    for (int c = 0; c < NCOMMS; c++)
+        MPI_Request_free(&preq[c]);
+    MPI_Comm_free(&comms[1]);
+    MPI_Comm_free(&comms[2]);
+    free(in);
+    free(in2);
+    free(out);
+    free(out2);
+    free(din);
+    free(dout);
+    MTest_Finalize(errs);
+    return MTestReturnValue(errs);
+}

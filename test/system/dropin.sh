@@ -1,18 +1,19 @@
 #!/bin/sh
 #
 # Drop-in: Fortran and MPI-IO programs build against this build (its
-# mpif90 and ROMIO, dropin_fortran.f90 and dropin_io.c), and a program that
-# Debian built against its own MPICH runs on it unchanged.  The program is ScaLAPACK's LU test (xdlu, from Debian's
+# mpif90 and ROMIO, dropin_fortran.f90 and dropin_io.c), a C program that
+# passes MPI_STATUSES_IGNORE builds with -Werror (dropin_statuses.c), and a
+# program that Debian built against its own MPICH runs on it unchanged.
+# That program is ScaLAPACK's LU test (xdlu, from Debian's
 # scalapack-mpi-test, linked to libmpich.so.12 through
 # libscalapack-mpich.so.2.2), fetched with apt-get download and unpacked
 # into .cache/debian (nothing is installed into the system).  It runs on 4
 # processes with our library under Debian's name (the libmpich.so.12 that
 # `make install` provides, patch 0018), with the built-in selection and
 # with each of our algorithms forced, on one node and (ch4:ofi) on two
-# emulated nodes; every run must
-# report all its residual checks passed, and MPIR_CVAR_COLL_TRACE must show
-# that our algorithms ran.  Skipped, with the reason, where apt cannot get
-# the packages.
+# emulated nodes; every run must report all its residual checks passed,
+# and MPIR_CVAR_COLL_TRACE must show that our algorithms ran.  Skipped,
+# with the reason, where apt cannot get the packages.
 # Usage: dropin.sh PREFIX DEVICE
 # Prints "ok N - what" / "not ok N - what" lines (TAP-like).
 
@@ -50,6 +51,10 @@ for env in "" MPIR_CVAR_NUM_CLIQUES=2; do
     check "MPI-IO collective write, interleaved collective read${env:+, $env}: every int right" \
         '[ $rc = 0 ] && grep -q " No Errors" "$tmp/out" && [ ! -e "$tmp/io.dat" ]'
 done
+"$prefix/bin/mpicc" -O2 -Wall -Werror -c -o "$tmp/statuses.o" \
+    "$top/test/system/dropin_statuses.c" >"$tmp/out" 2>&1 && rc=0 || rc=1
+check "a program passing MPI_STATUSES_IGNORE to MPI_Waitall, _Testall, _Waitsome and _Testsome builds with -O2 -Wall -Werror" \
+    '[ $rc = 0 ]'
 
 cache=$top/.cache/debian
 if ! topo_fetch_debs "$cache" scalapack-mpi-test libscalapack-mpich2.2 scalapack-test-common \

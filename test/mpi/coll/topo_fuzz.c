@@ -65,6 +65,17 @@ static long sum_of(MPI_Comm comm, int i, int it)
     return w;
 }
 
+/* out[0..n) against the sums of call it on comm */
+static void check_sums(const int *out, int n, MPI_Comm comm, int wrank, const char *cname, int it,
+                       const char *what)
+{
+    for (int i = 0; i < n; i++)
+        if (out[i] != sum_of(comm, i, it)) {
+            fail(wrank, cname, it, what, n, -1, i, out[i], sum_of(comm, i, it));
+            return;
+        }
+}
+
 int main(int argc, char **argv)
 {
     static const char *names[NCOMMS] = { "world", "shuffled", "reversed" };
@@ -121,22 +132,12 @@ int main(int argc, char **argv)
         switch (kind) {
             case 0:
                 MPI_Allreduce(in, out, n, MPI_INT, MPI_SUM, comm);
-                for (int i = 0; i < n; i++)
-                    if (out[i] != sum_of(comm, i, it)) {
-                        fail(wrank, names[c], it, "allreduce", n, -1, i, out[i],
-                             sum_of(comm, i, it));
-                        break;
-                    }
+                check_sums(out, n, comm, wrank, names[c], it, "allreduce");
                 break;
             case 1:
                 memcpy(out, in, n * sizeof(int));
                 MPI_Allreduce(MPI_IN_PLACE, out, n, MPI_INT, MPI_SUM, comm);
-                for (int i = 0; i < n; i++)
-                    if (out[i] != sum_of(comm, i, it)) {
-                        fail(wrank, names[c], it, "allreduce in place", n, -1, i, out[i],
-                             sum_of(comm, i, it));
-                        break;
-                    }
+                check_sums(out, n, comm, wrank, names[c], it, "allreduce in place");
                 break;
             case 2:{
                     for (int i = 0; i < n; i++)
@@ -222,12 +223,7 @@ int main(int argc, char **argv)
                     if (skew % 2)
                         usleep(20);
                     MPI_Waitall(2, rq, MPI_STATUSES_IGNORE);
-                    for (int i = 0; i < n; i++)
-                        if (out[i] != sum_of(comm, i, it)) {
-                            fail(wrank, names[c], it, "iallreduce", n, -1, i, out[i],
-                                 sum_of(comm, i, it));
-                            break;
-                        }
+                    check_sums(out, n, comm, wrank, names[c], it, "iallreduce");
                     for (int r = 0; r < size; r++)
                         for (int i = 0; i < n; i++)
                             if (out2[(size_t) r * n + i] != val(r, i, it + 1)) {
@@ -246,18 +242,9 @@ int main(int argc, char **argv)
                 MPI_Start(&preq[c]);
                 MPI_Allreduce(in, out, n, MPI_INT, MPI_SUM, comm);
                 MPI_Wait(&preq[c], MPI_STATUS_IGNORE);
-                for (int i = 0; i < PN; i++)
-                    if (pout[c][i] != sum_of(comm, i, it)) {
-                        fail(wrank, names[c], it, "persistent allreduce", PN, -1, i,
-                             pout[c][i], sum_of(comm, i, it));
-                        break;
-                    }
-                for (int i = 0; i < n; i++)
-                    if (out[i] != sum_of(comm, i, it)) {
-                        fail(wrank, names[c], it, "allreduce beside a persistent one", n, -1,
-                             i, out[i], sum_of(comm, i, it));
-                        break;
-                    }
+                check_sums(pout[c], PN, comm, wrank, names[c], it, "persistent allreduce");
+                check_sums(out, n, comm, wrank, names[c], it,
+                           "allreduce beside a persistent one");
                 break;
             default:
                 MPI_Barrier(comm);

@@ -9,12 +9,13 @@
  * other by different amounts every time.  Most calls are small (the cells
  * of small calls within a node, which fast processes reuse while slow ones
  * may still read them), some up to 16 KiB, a few up to 280 KiB.  Kinds:
- * allreduce (int sum, double max, in place), reduce (any root, in place at
- * the root), bcast (any root; odd ranks receive into a strided vector whose
- * holes must stay untouched), allgather (also in place), barrier, an
- * iallreduce and an iallgather in flight together, and a persistent
- * allreduce started with a blocking allreduce on the same communicator
- * before its wait.  Every result is checked.  -iters=N (default 3000) and
+ * allreduce (int sum, double max, in place, MINLOC on MPI_2INT), reduce
+ * (any root, in place at the root), bcast (any root; odd ranks receive into
+ * a strided vector whose holes must stay untouched), allgather (also in
+ * place), barrier, an iallreduce and an iallgather in flight together, an
+ * ibcast in flight across a blocking bcast on the next communicator, and a
+ * persistent allreduce started with a blocking allreduce on the same
+ * communicator before its wait.  Every result is checked.  -iters=N (default 3000) and
  * -seed=S (default 1).  Run with any algorithm forced or none. */
 
 #include "mpi.h"
@@ -107,7 +108,7 @@ int main(int argc, char **argv)
     shared_state = 1000003ULL * seed;
     own_state = 7919ULL * seed + 104729ULL * wrank;
     for (int it = 0; it < iters; it++) {
-        int c = next(&shared_state) % NCOMMS, kind = next(&shared_state) % 12;
+        int c = next(&shared_state) % NCOMMS, kind = next(&shared_state) % 14;
         unsigned sz = next(&shared_state) % 100;
         int n = sz < 85 ? 1 + next(&shared_state) % 256 :
             sz < 98 ? 1 + next(&shared_state) % 4096 : 1 + next(&shared_state) % MAXN;
@@ -246,6 +247,53 @@ int main(int argc, char **argv)
                 check_sums(out, n, comm, wrank, names[c], it,
                            "allreduce beside a persistent one");
                 break;
+            case 11:{
+                    /* a pair type: the lowest value and the lowest rank holding it */
+                    int (*pin2)[2] = (int (*)[2]) in2, (*pout2)[2] = (int (*)[2]) out2;
+                    n = n > MAXN / 2 ? MAXN / 2 : n;
+                    for (int i = 0; i < n; i++) {
+                        pin2[i][0] = val(rank, i, it) % 7;
+                        pin2[i][1] = rank;
+                    }
+                    MPI_Allreduce(pin2, pout2, n, MPI_2INT, MPI_MINLOC, comm);
+                    for (int i = 0; i < n; i++) {
+                        int lo = 7, at = -1;
+                        for (int r = 0; r < size; r++)
+                            if (val(r, i, it) % 7 < lo) {
+                                lo = val(r, i, it) % 7;
+                                at = r;
+                            }
+                        if (pout2[i][0] != lo || pout2[i][1] != at) {
+                            fail(wrank, names[c], it, "allreduce MINLOC (value, rank)", n, -1, i,
+                                 pout2[i][0] * 1000L + pout2[i][1], lo * 1000L + at);
+                            break;
+                        }
+                    }
+                    break;
+                }
+            case 12:{
+                    /* in flight across a blocking bcast on another communicator */
+                    MPI_Comm other = comms[(c + 1) % NCOMMS];
+                    int orank, oroot = root % wsize;
+                    MPI_Request rq;
+                    MPI_Comm_rank(other, &orank);
+                    if (rank == root)
+                        memcpy(out, in, n * sizeof(int));
+                    MPI_Ibcast(out, n, MPI_INT, root, comm, &rq);
+                    for (int i = 0; i < n; i++)
+                        in2[i] = orank == oroot ? val(oroot, i, it + 7) : -1;
+                    MPI_Bcast(in2, n, MPI_INT, oroot, other);
+                    MPI_Wait(&rq, MPI_STATUS_IGNORE);
+                    for (int i = 0; i < n; i++)
+                        if (out[i] != val(root, i, it) || in2[i] != val(oroot, i, it + 7)) {
+                            fail(wrank, names[c], it, "ibcast across a bcast elsewhere", n, root,
+                                 i, out[i] != val(root, i, it) ? out[i] : in2[i],
+                                 out[i] != val(root, i, it) ? val(root, i, it) :
+                                 val(oroot, i, it + 7));
+                            break;
+                        }
+                    break;
+                }
             default:
                 MPI_Barrier(comm);
                 break;

@@ -130,13 +130,9 @@ int MPIR_Topo_bcast_pipelined(void *buffer, MPI_Aint count, MPI_Datatype datatyp
         } else if (rank == root) {
             MPI_Aint actual;
             mpi_errno = MPIR_Typerep_pack(buffer, count, datatype, 0, tmp_buf, nbytes, &actual);
-            if (mpi_errno) {
-                /* send anyway, marked failed, rather than leave the tree
-                 * waiting */
-                *errflag = MPIR_ERR_OTHER;
-                MPIR_ERR_ADD(mpi_errno_ret, mpi_errno);
-                mpi_errno = MPI_SUCCESS;
-            }
+            /* send anyway, marked failed, rather than leave the tree waiting */
+            MPIR_ERR_COLL_CHECKANDCONT(mpi_errno, *errflag);
+            mpi_errno = MPI_SUCCESS;
         }
     }
 

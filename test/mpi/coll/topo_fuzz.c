@@ -15,7 +15,12 @@
  * place), barrier, an iallreduce and an iallgather in flight together, an
  * ibcast in flight across a blocking bcast on the next communicator, and a
  * persistent allreduce started with a blocking allreduce on the same
- * communicator before its wait.  Every result is checked.  -iters=N (default 3000) and
+ * communicator before its wait.  Now and then (-churn=N: about one call in
+ * N, 400 by default, 0 never) the shuffled or the reversed communicator
+ * is freed, before or after its persistent request, and made again:
+ * shuffled anew, reversed, or split in two by rank parity, so that engines
+ * are set up and torn down while other processes may still be in their
+ * last calls.  Every result is checked.  -iters=N (default 3000) and
  * -seed=S (default 1).  Run with any algorithm forced or none. */
 
 #include "mpi.h"
@@ -55,6 +60,23 @@ static void fail(int rank, const char *comm, int it, const char *what, int n, in
     errs++;
 }
 
+/* communicator k (1 or 2) made anew, the gen-th time */
+static MPI_Comm remake(int k, unsigned shape, int gen)
+{
+    int wrank, wsize;
+    MPI_Comm comm;
+
+    MPI_Comm_rank(MPI_COMM_WORLD, &wrank);
+    MPI_Comm_size(MPI_COMM_WORLD, &wsize);
+    if (shape == 0)
+        return topo_test_shuffled(MPI_COMM_WORLD, 77 + 31 * gen + k);
+    if (shape == 1)
+        MPI_Comm_split(MPI_COMM_WORLD, 0, wsize - wrank, &comm);
+    else
+        MPI_Comm_split(MPI_COMM_WORLD, wrank % 2, (wrank * 7 + gen) % wsize, &comm);
+    return comm;
+}
+
 /* sum over the communicator's ranks (in comm order) of val */
 static long sum_of(MPI_Comm comm, int i, int it)
 {
@@ -79,15 +101,16 @@ static void check_sums(const int *out, int n, MPI_Comm comm, int wrank, const ch
 
 int main(int argc, char **argv)
 {
-    static const char *names[NCOMMS] = { "world", "shuffled", "reversed" };
+    char names[NCOMMS][40] = { "world", "shuffled", "reversed" };
     MPI_Comm comms[NCOMMS];
     MPI_Request preq[NCOMMS];
-    int wrank, wsize, iters, seed;
+    int wrank, wsize, iters, seed, churn, gen = 0;
 
     MTest_Init(&argc, &argv);
     MTestArgList *head = MTestArgListCreate(argc, argv);
     iters = MTestArgListGetInt_with_default(head, "iters", 3000);
     seed = MTestArgListGetInt_with_default(head, "seed", 1);
+    churn = MTestArgListGetInt_with_default(head, "churn", 400);
     MTestArgListDestroy(head);
     MPI_Comm_rank(MPI_COMM_WORLD, &wrank);
     MPI_Comm_size(MPI_COMM_WORLD, &wsize);
@@ -108,17 +131,36 @@ int main(int argc, char **argv)
     shared_state = 1000003ULL * seed;
     own_state = 7919ULL * seed + 104729ULL * wrank;
     for (int it = 0; it < iters; it++) {
+        if (churn > 0 && next(&shared_state) % churn == 0) {
+            int k = 1 + next(&shared_state) % 2;
+            unsigned shape = next(&shared_state) % 3;
+            /* an inactive persistent request keeps its communicator: either
+             * order is allowed */
+            if (next(&shared_state) % 2) {
+                MPI_Comm_free(&comms[k]);
+                MPI_Request_free(&preq[k]);
+            } else {
+                MPI_Request_free(&preq[k]);
+                MPI_Comm_free(&comms[k]);
+            }
+            comms[k] = remake(k, shape, ++gen);
+            snprintf(names[k], sizeof(names[k]), "%s (made at call %d)",
+                     shape == 0 ? "shuffled" : shape == 1 ? "reversed" : "parity half", it);
+            MPI_Allreduce_init(pin[k], pout[k], PN, MPI_INT, MPI_SUM, comms[k], MPI_INFO_NULL,
+                               &preq[k]);
+        }
         int c = next(&shared_state) % NCOMMS, kind = next(&shared_state) % 14;
         unsigned sz = next(&shared_state) % 100;
         int n = sz < 85 ? 1 + next(&shared_state) % 256 :
             sz < 98 ? 1 + next(&shared_state) % 4096 : 1 + next(&shared_state) % MAXN;
         MPI_Comm comm = comms[c];
-        int rank, size, root = next(&shared_state);
+        unsigned raw_root = next(&shared_state);
+        int rank, size, root;
         unsigned skew = next(&own_state) % 1000;
 
         MPI_Comm_rank(comm, &rank);
         MPI_Comm_size(comm, &size);
-        root %= size;
+        root = raw_root % size;
         if (kind >= 7 && kind <= 9)     /* allgather sizes: size x n ints */
             n = n > 4096 ? 4096 : n;
         if (skew < 3)
@@ -274,9 +316,11 @@ int main(int argc, char **argv)
             case 12:{
                     /* in flight across a blocking bcast on another communicator */
                     MPI_Comm other = comms[(c + 1) % NCOMMS];
-                    int orank, oroot = root % wsize;
+                    int orank, osize, oroot;
                     MPI_Request rq;
                     MPI_Comm_rank(other, &orank);
+                    MPI_Comm_size(other, &osize);
+                    oroot = raw_root % osize;
                     if (rank == root)
                         memcpy(out, in, n * sizeof(int));
                     MPI_Ibcast(out, n, MPI_INT, root, comm, &rq);

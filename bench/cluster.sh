@@ -38,6 +38,9 @@
 #                   node each) that split its cores evenly, NIC r hwloc's
 #                   device under package r (NUIOA multirail), and libfabric
 #                   may use any of the NICs (no FI_TCP_IFACE)
+#   --ucx-devices HOW  with --rails: list (default) sets UCX_NET_DEVICES to
+#                   eth0,eth1,...; all leaves it unset (every device UCX
+#                   finds, loopback included)
 #   --nic-counters FILE  per node and NIC, the bytes sent and received, as
 #                   CSV (node,nic,tx_bytes,rx_bytes); --counters sums them
 #   --timeout SEC   end the command after SEC seconds (default 1800)
@@ -74,6 +77,7 @@ placement=block
 prefix=$top/install-ofi
 quiet=no
 ompi_hosts=${CLUSTER_OMPI_HOSTS:-host}
+ucx_devices=list
 while [ $# -gt 0 ]; do
     case $1 in
         --nodes) nodes=$2; shift 2 ;;
@@ -88,6 +92,7 @@ while [ $# -gt 0 ]; do
         --quiet) quiet=yes; shift ;;
         --prefix) prefix=$2; shift 2 ;;
         --ompi-hosts) ompi_hosts=$2; shift 2 ;;
+        --ucx-devices) ucx_devices=$2; shift 2 ;;
         -h|--help) sed -n '2,/^[^#]/s/^# \{0,1\}//p' "$0"; exit 0 ;;
         mpiexec|mpirun|run) break ;;
         *) echo "cluster.sh: unknown option '$1' (--help)" >&2; exit 2 ;;
@@ -101,6 +106,7 @@ case $nodes in ''|*[!0-9]*|0) echo "cluster.sh: --nodes needs a number from 1 to
 case $ppn in ''|*[!0-9]*|0) echo "cluster.sh: --ppn needs a positive number" >&2; exit 2 ;; esac
 case $rails in 1|2|3|4) ;; *) echo "cluster.sh: --rails is 1 to 4" >&2; exit 2 ;; esac
 case $placement in block|cyclic) ;; *) echo "cluster.sh: --placement is block or cyclic" >&2; exit 2 ;; esac
+case $ucx_devices in list|all) ;; *) echo "cluster.sh: --ucx-devices is list or all" >&2; exit 2 ;; esac
 case $ompi_hosts in host|hostfile|node0) ;; *) echo "cluster.sh: --ompi-hosts is host, hostfile or node0" >&2; exit 2 ;; esac
 [ "$(id -u)" = 0 ] || { echo "cluster.sh: needs root (network namespaces)" >&2; exit 2; }
 for t in ip tc unshare timeout taskset; do
@@ -270,10 +276,12 @@ envs=(CLUSTER_HOSTS="$list" CLUSTER_RSH="$work/rsh" FI_PROVIDER=tcp UCX_TLS=tcp,
 # (MPIR_CVAR_TOPO_NEAREST_NIC)
 if [ "$rails" = 1 ]; then
     envs+=(FI_TCP_IFACE=eth0 UCX_NET_DEVICES=eth0)
-else
+elif [ "$ucx_devices" = list ]; then
     nets=eth0
     for ((r = 1; r < rails; r++)); do nets="$nets,eth$r"; done
     envs+=(UCX_NET_DEVICES="$nets")
+else
+    unset UCX_NET_DEVICES
 fi
 over=no
 [ $((nodes * ppn)) -gt "$ncores" ] && over=yes

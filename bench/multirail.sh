@@ -10,10 +10,12 @@
 #   bench/multirail.sh [--out DIR] [--rates "1gbit 500mbit"]
 #                      [--sizes "1048576 4194304"] [--nodes 2] [--ppn 2]
 #                      [--algs "topo_pipeline default"] [--prefix DIR]
-#                      [--bench FILE]
+#                      [--bench FILE] [--ucx-devices list|all]
 #
 # --bench: a coll_bench already built against the prefix (where there is
 # no compiler, bench/device-run.sh), instead of building one.
+# --ucx-devices: with ch4:ucx, UCX_NET_DEVICES set to the NICs (list, the
+# default) or left unset (all), as bench/cluster.sh says.
 # Writes DIR/multirail.csv (one row per run and size: collective,
 # algorithm, nearest, rate, bytes, median time of the slowest process in
 # us, largest and smallest share of a node's bytes one NIC carried) and
@@ -29,6 +31,7 @@ ppn=2
 algs="topo_pipeline default"
 prefix=$top/install-ofi
 bench=
+ucx_devices=list
 while [ $# -gt 0 ]; do
     case $1 in
         --out) out=$2; shift 2 ;;
@@ -39,6 +42,7 @@ while [ $# -gt 0 ]; do
         --algs) algs=$2; shift 2 ;;
         --bench) bench=$2; shift 2 ;;
         --prefix) prefix=$2; shift 2 ;;
+        --ucx-devices) ucx_devices=$2; shift 2 ;;
         -h|--help) sed -n '2,/^[^#]/s/^# \{0,1\}//p' "$0"; exit 0 ;;
         *) echo "multirail.sh: unknown option '$1' (--help)" >&2; exit 2 ;;
     esac
@@ -59,7 +63,7 @@ for rate in $rates; do
         for near in 1 0; do
             for alg in $algs; do
                 FI_PROVIDER=tcp "$top/bench/cluster.sh" --nodes "$nodes" --ppn "$ppn" --rails 2 --rate "$rate" \
-                    --prefix "$prefix" --quiet --nic-counters "$out/nic.csv" --timeout 600 \
+                    --ucx-devices "$ucx_devices" --prefix "$prefix" --quiet --nic-counters "$out/nic.csv" --timeout 600 \
                     mpiexec -n $np -bind-to core -env MPIR_CVAR_TOPO_NEAREST_NIC $near "$bench" -H \
                     -c $c -a $alg -m "$min" -M "$max" -s 4 -i 5 -w 1 -v >"$out/run.txt" 2>&1 || true
                 # the NIC counters cover the whole launch (every size)

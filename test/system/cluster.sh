@@ -111,11 +111,15 @@ fi
 #    run before the choice existed).
 #    On 4 nodes bcast's chain of nodes cuts 1 MiB into 11 chunks, dealt
 #    to the 2 leaders in turn, unless the chunks are made even in number.
-# rails NEAREST COLL [NODES]: the run; per-NIC bytes in $tmp/rails-COLL-NEAREST.csv
+#    With UCX and UCX_NET_DEVICES unset, each process's list is every
+#    device UCX finds less the far NIC (before, UCX's own choice put 99.8%
+#    or more of each node's bytes on one NIC, in 3 runs of 3).
+# rails NEAREST COLL [NODES [UCX_DEVICES]]: the run; per-NIC bytes in
+# $tmp/rails-COLL-NEAREST.csv
 rails() {
     local nn=${3:-2}
     timeout 300 "$top/bench/cluster.sh" --nodes $nn --ppn 2 --rails 2 --rate 1gbit --prefix "$prefix" \
-        --quiet --nic-counters "$tmp/rails-$2-$1.csv" --timeout 200 mpiexec -n $((2 * nn)) -bind-to core \
+        --ucx-devices "${4:-list}" --quiet --nic-counters "$tmp/rails-$2-$1.csv" --timeout 200 mpiexec -n $((2 * nn)) -bind-to core \
         -env MPIR_CVAR_TOPO_NEAREST_NIC "$1" "$tmp/coll_bench" -H -c "$2" -a topo_pipeline \
         -m 1048576 -M 1048576 -i 3 -w 1 -v >"$tmp/out" 2>&1
     rc=$?
@@ -136,6 +140,13 @@ for run in "allgather 2" "bcast 2" "allreduce 2" "bcast 4"; do
         '[ $rc = 0 ] && grep -q ",ok\$" "$tmp/out" && ! grep -q "fail:" "$tmp/out" &&
          echo "$share" | awk "{ exit !(\$1 <= 0.525 && \$2 >= 0.475) }"'
 done
+if [ "$dev" = ucx ]; then
+    rails 1 allreduce 2 all
+    share=$(nic_share "$tmp/rails-allreduce-1.csv")
+    check "--rails 2, allreduce 1 MiB, UCX_NET_DEVICES unset: each NIC half its node's bytes within 5% (largest, smallest share: $share)" \
+        '[ $rc = 0 ] && grep -q ",ok\$" "$tmp/out" && ! grep -q "fail:" "$tmp/out" &&
+         echo "$share" | awk "{ exit !(\$1 <= 0.525 && \$2 >= 0.475) }"'
+fi
 # (ofi only: UCX left to itself puts a node's bytes on one NIC in most
 # launches and stripes large messages over both in some,
 # bench/results/dev-2core-multirail-ucx)

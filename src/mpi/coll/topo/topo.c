@@ -9,6 +9,9 @@
 #include <ifaddrs.h>
 #include <net/if.h>
 #include <netinet/in.h>
+#ifdef HAVE_CH4_NETMOD_UCX
+#include <uct/api/uct.h>
+#endif
 
 /*
 === BEGIN_MPI_T_CVAR_INFO_BLOCK ===
@@ -60,13 +63,13 @@ cvars:
         rather than the first one listed, so that the leaders of the node's
         packages send through their own NICs (NUIOA multirail).  Names hwloc
         does not know count as farthest; unbound processes keep the first.
-        With UCX, whose tcp transport sends through the same one of the
-        interfaces in UCX_NET_DEVICES from every process, each process
-        leaves out of that list the interfaces that hwloc places farther
-        from it than its nearest (among listed interfaces of the fastest
-        link speed; names hwloc does not know and other devices, such as
-        InfiniBand ports, are kept).  Only a list is
-        narrowed: unset or "all" is left to UCX.  Every interface that wins
+        With UCX, whose tcp transport sends through the same one of its
+        interfaces from every process, each process leaves out of
+        UCX_NET_DEVICES the interfaces that hwloc places farther from it
+        than its nearest (among interfaces of the fastest link speed;
+        names hwloc does not know and other devices, such as InfiniBand
+        ports, are kept).  Where UCX_NET_DEVICES is unset or "all", the
+        list is every network device UCX finds.  Every interface that wins
         must reach every other that wins (as on a cluster whose nodes all
         sit on every rail, or whose rails are routed); 0 keeps the netmod's
         own choice.  NICs that libfabric locates on PCI go through MPICH's own
@@ -131,24 +134,88 @@ long MPIR_Topo_link_speed(const char *ifname)
 
 #define TOPO_MAX_IFACES 64
 
+#ifdef HAVE_CH4_NETMOD_UCX
+/* every network device UCX can use, comma-separated in buf (UCT's
+ * resources of type NET, each once): what an unset UCX_NET_DEVICES means;
+ * 0 if none or they do not fit */
+static int ucx_all_net_devices(char *buf, size_t size)
+{
+    uct_component_h *components;
+    unsigned ncomponents;
+    int fits = size > 0;
+
+    if (!fits || uct_query_components(&components, &ncomponents) != UCS_OK)
+        return 0;
+    buf[0] = '\0';
+    for (unsigned c = 0; c < ncomponents && fits; c++) {
+        uct_component_attr_t attr;
+        uct_md_resource_desc_t *mds;
+
+        attr.field_mask = UCT_COMPONENT_ATTR_FIELD_MD_RESOURCE_COUNT;
+        if (uct_component_query(components[c], &attr) != UCS_OK || attr.md_resource_count == 0)
+            continue;
+        mds = MPL_calloc(attr.md_resource_count, sizeof(*mds), MPL_MEM_OTHER);
+        if (!mds) {
+            fits = 0;
+            break;
+        }
+        attr.field_mask = UCT_COMPONENT_ATTR_FIELD_MD_RESOURCES;
+        attr.md_resources = mds;
+        if (uct_component_query(components[c], &attr) != UCS_OK)
+            attr.md_resource_count = 0;
+        for (unsigned m = 0; m < attr.md_resource_count && fits; m++) {
+            uct_md_config_t *config;
+            uct_md_h md;
+            uct_tl_resource_desc_t *res;
+            unsigned nres;
+            ucs_status_t status;
+
+            if (uct_md_config_read(components[c], NULL, NULL, &config) != UCS_OK)
+                continue;
+            status = uct_md_open(components[c], mds[m].md_name, config, &md);
+            uct_config_release(config);
+            if (status != UCS_OK)
+                continue;
+            if (uct_md_query_tl_resources(md, &res, &nres) == UCS_OK) {
+                for (unsigned r = 0; r < nres && fits; r++)
+                    if (res[r].dev_type == UCT_DEVICE_TYPE_NET &&
+                        !MPIR_Topo_listed(buf, res[r].dev_name))
+                        fits = MPIR_Topo_list_append(buf, size, res[r].dev_name);
+                uct_release_tl_resource_list(res);
+            }
+            uct_md_close(md);
+        }
+        MPL_free(mds);
+    }
+    uct_release_component_list(components);
+    return fits && buf[0];
+}
+#endif
+
 const char *MPIR_Topo_ucx_net_devices(const char *user)
 {
     static char value[1024];
     char ifname[TOPO_MAX_IFACES][IF_NAMESIZE];
     const char *names[TOPO_MAX_IFACES];
     long speed[TOPO_MAX_IFACES], fastest = -1;
-    int near[TOPO_MAX_IFACES], n = 0, nfast = 0, pick;
+    int near[TOPO_MAX_IFACES], n = 0, nfast = 0, pick, listed, dropped = 0;
     struct ifaddrs *ifs, *ifa;
 
-    if (!MPIR_CVAR_TOPO_NEAREST_NIC || !MPIR_Topo_net_devices_list(user) || getifaddrs(&ifs) != 0)
+    /* a list is narrowed; unset, empty or "all" means every device UCX
+     * finds, which is listed (UCX 1.13 has no syntax to exclude one); a
+     * value of a later UCX's (e.g. "^eth1") is the user's choice */
+    listed = MPIR_Topo_net_devices_list(user);
+    if (!MPIR_CVAR_TOPO_NEAREST_NIC || (!listed && user && user[0] == '^') ||
+        getifaddrs(&ifs) != 0)
         return NULL;
-    /* the listed interfaces UCX's tcp transport can use: up, with an
-     * address other than loopback or IPv6 link-local */
+    /* the interfaces UCX's tcp transport can use (listed ones where there
+     * is a list): up, with an address other than loopback or IPv6
+     * link-local */
     for (ifa = ifs; ifa && n < TOPO_MAX_IFACES; ifa = ifa->ifa_next) {
         int dup = 0;
         if (!ifa->ifa_addr || !(ifa->ifa_flags & IFF_UP) || !(ifa->ifa_flags & IFF_RUNNING) ||
             (ifa->ifa_flags & IFF_LOOPBACK) || strlen(ifa->ifa_name) >= IF_NAMESIZE ||
-            !MPIR_Topo_listed(user, ifa->ifa_name))
+            (listed && !MPIR_Topo_listed(user, ifa->ifa_name)))
             continue;
         if (ifa->ifa_addr->sa_family == AF_INET6) {
             const struct sockaddr_in6 *a6 = (const struct sockaddr_in6 *) ifa->ifa_addr;
@@ -174,6 +241,22 @@ const char *MPIR_Topo_ucx_net_devices(const char *user)
     if (nfast < 2)
         return NULL;
     pick = nearest_netdevs(names, nfast, near);
+    for (int i = 0; i < nfast; i++)
+        dropped += !near[i];
+    if (!dropped)
+        return NULL;
+    if (!listed) {
+        /* UCX's whole list, to leave the far interfaces out of (only where
+         * some are far: opening every memory domain costs) */
+#ifdef HAVE_CH4_NETMOD_UCX
+        static char all[1024];
+        if (!ucx_all_net_devices(all, sizeof(all)))
+            return NULL;
+        user = all;
+#else
+        return NULL;
+#endif
+    }
     if (!MPIR_Topo_net_devices_value(user, names, near, nfast, value, sizeof(value)))
         return NULL;
     MPIR_Topo_note_netdev(names[pick]);

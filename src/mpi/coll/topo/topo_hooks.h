@@ -32,12 +32,13 @@ int MPIR_Topo_pick_netdev(const char *const *names, int n);    /* topo.c */
 /* the link speed of network interface ifname in Mb/s (sysfs), -1 if not
  * known (ofi_nic.c) */
 long MPIR_Topo_link_speed(const char *ifname);        /* topo.c */
-/* UCX's tcp transport sends through the same listed interface from every
+/* UCX's tcp transport sends through the same interface from every
  * process: the value for UCX_NET_DEVICES (user: its value in the
- * environment, or NULL) that leaves out of user's list the interfaces of
+ * environment, or NULL) that leaves out of user's list (every network
+ * device UCX finds where it is unset, empty or "all") the interfaces of
  * the fastest link speed farther from this process than its nearest
- * (MPIR_CVAR_TOPO_NEAREST_NIC); NULL to leave UCX's own choice, always
- * where user is no list (ucx_init.c) */
+ * (MPIR_CVAR_TOPO_NEAREST_NIC); NULL to leave UCX's own choice
+ * (ucx_init.c) */
 const char *MPIR_Topo_ucx_net_devices(const char *user);  /* topo.c */
 /* the netmod's NIC where the netmod chose it (the print shows it) */
 void MPIR_Topo_note_netdev(const char *name);   /* topo.c */

@@ -91,15 +91,19 @@ int MPIR_Topo_nearest_netdevs(hwloc_topology_t topo, hwloc_const_cpuset_t bindin
 /* whether name is an item of the comma-separated list (NULL: empty) */
 int MPIR_Topo_listed(const char *list, const char *name);
 
+/* appends item to the comma-separated list in buf (size bytes); 0 if it
+ * does not fit */
+int MPIR_Topo_list_append(char *buf, size_t size, const char *item);
+
 /* whether a UCX_NET_DEVICES value is a list of devices (not unset, empty,
  * "all" or a "^" form) */
 int MPIR_Topo_net_devices_list(const char *user);
 
 /* user's UCX_NET_DEVICES list (into buf, size bytes) without those of
  * names[n] whose near[i] is 0.  Returns 0 (buf unspecified) where user is
- * no list (UCX_NET_DEVICES has no exclusion syntax: widening "all" to an
- * explicit list would need every device UCX knows), none is left out, or
- * the value would not fit. */
+ * no list (UCX_NET_DEVICES has no exclusion syntax: for "all", pass the
+ * list of every device UCX knows), none is left out, or the value would
+ * not fit. */
 int MPIR_Topo_net_devices_value(const char *user, const char *const *names, const int *near,
                                 int n, char *buf, size_t size);
 

@@ -118,7 +118,7 @@ static void check_vector(MPI_Comm comm, int count, int salt)
 
 static void run_all(MPI_Comm comm, int salt)
 {
-    const MPI_Aint counts[] = { 0, 1, 3, 17, 1000, 65537 };
+    const MPI_Aint counts[] = { 0, 1, 3, 17, 1000, 10000, 65537 };
     for (int c = 0; c < (int) (sizeof(counts) / sizeof(counts[0])); c++) {
         check_contig(comm, counts[c], 0, salt + c);
         check_contig(comm, counts[c], 1, salt + 2 * c);

@@ -261,6 +261,7 @@ int MPIDI_Topo_rounds(MPIDI_Topo_engine_t * e, uint64_t n, uint64_t * base,
         MPL_atomic_relaxed_store_uint64(&me->partial, 0);
         MPL_atomic_relaxed_store_uint64(&me->grouped, 0);
         MPL_atomic_relaxed_store_uint64(&me->copied, 0);
+        MPL_atomic_relaxed_store_uint64(&me->filled, 0);
         e->round = 0;
         e->all_arrived = 0;
         /* (the barrier orders the stores before anyone's next wait) */

@@ -94,6 +94,8 @@ typedef struct {
     MPL_atomic_uint64_t grouped;        /* group leaders: round whose group partial is whole */
     MPL_atomic_uint64_t copied; /* round whose part of the result it copied into its
                                  * group's area */
+    MPL_atomic_uint64_t filled; /* allgather on one node: MPIDI_TOPO_PROG(round, pieces
+                                 * of its block copied in) */
 } MPIDI_Topo_ctrl_t;
 
 typedef struct MPIDI_Topo_engine {

@@ -193,7 +193,7 @@ int MPIR_Topo_listed(const char *list, const char *name)
 
 /* appends item (len bytes) to the comma-separated list in buf; 0 if it
  * does not fit */
-static int append_n(char *buf, size_t size, const char *item, size_t len)
+static int append(char *buf, size_t size, const char *item, size_t len)
 {
     size_t used = strlen(buf);
     int sep = used > 0;
@@ -218,7 +218,7 @@ static int far_name(const char *item, size_t len, const char *const *names, cons
 
 int MPIR_Topo_list_append(char *buf, size_t size, const char *item)
 {
-    return append_n(buf, size, item, strlen(item));
+    return append(buf, size, item, strlen(item));
 }
 
 int MPIR_Topo_net_devices_list(const char *user)
@@ -243,7 +243,7 @@ int MPIR_Topo_net_devices_value(const char *user, const char *const *names, cons
         const char *end = strchr(item, ',');
         size_t len = end ? (size_t) (end - item) : strlen(item);
         if (len > 0 && !far_name(item, len, names, near, n))
-            fits = append_n(buf, size, item, len);
+            fits = append(buf, size, item, len);
         item = end ? end + 1 : NULL;
     }
     return fits && buf[0];

@@ -77,8 +77,9 @@ cvars:
  * one with the copies of the next, and the pieces of a one-round call
  * overlap a block's copy in with its copy out by the others (one more
  * flag store per piece, one wait per piece read).  Two levels (one node,
- * groups of L/k): each leader copies (L - L/k).m more, and the bytes read across domains
- * fall from L.(L - L/k).m to k.(L - L/k).m; rounds are k+1 times smaller.
+ * groups of L/k): each leader copies (L - L/k).m more, and the bytes read
+ * across domains fall from L.(L - L/k).m to k.(L - L/k).m; rounds are k+1
+ * times smaller.
  *
  * Timeline, segment mode, N = 3 nodes, one leader each; round r moves
  * slot_size/p bytes of every process's block, in slot r % 2:
@@ -240,8 +241,8 @@ static int allgather_segment(MPIDI_Topo_engine_t * e, const MPIDI_Topo_tbuf_t * 
     MPI_Aint area = nn > 1 ? 0 : MPIDI_Topo_level_area(e, 1024 * (MPI_Aint) p);
     MPI_Aint per_round = (area ? area : (MPI_Aint) e->slot_size) / p;
     MPI_Aint nrounds = (m + per_round - 1) / per_round;
-    int streamed = nn == 1 && !area && nrounds == 1 &&
-        m > MPIDI_TOPO_ALLGATHER_PIECE;
+    int streamed = nn == 1 && !area && nrounds == 1 && m > MPIDI_TOPO_ALLGATHER_PIECE;
+    MPI_Aint piece = streamed ? MPIDI_TOPO_ALLGATHER_PIECE : MPL_MAX(m, 1);
     uint64_t base;
     MPIDI_Topo_ctrl_t *me = MPIDI_TOPO_CTRL(e, e->local_rank);
     MPI_Aint *counts = e->net_aint, *displs = e->net_aint + nn;
@@ -256,19 +257,14 @@ static int allgather_segment(MPIDI_Topo_engine_t * e, const MPIDI_Topo_tbuf_t * 
 
         if (r > MPIDI_TOPO_NSLOTS)
             MPIDI_TOPO_WAIT_ALL(e, done, 0, nlocal, r - MPIDI_TOPO_NSLOTS);
-        if (streamed) {
-            uint64_t j = 1;
-            for (MPI_Aint at = 0; at < len; at += MPIDI_TOPO_ALLGATHER_PIECE, j++) {
-                MPI_Aint l = MPL_MIN(MPIDI_TOPO_ALLGATHER_PIECE, len - at);
-                mpi_errno = MPIDI_Topo_tbuf_pack(sb, off + at, slot + mypos * len + at, l);
-                MPIDI_TOPO_LOCAL_ERR(e, mpi_errno, mpi_errno_ret, errflag);
-                MPIDI_TOPO_SHARED_DEFINED(slot + mypos * len + at, l);
-                MPL_atomic_release_store_uint64(&me->filled, MPIDI_TOPO_PROG(r, j));
-            }
-        } else {
-            mpi_errno = MPIDI_Topo_tbuf_pack(sb, off, slot + mypos * len, len);
+        /* (one piece unless streamed) */
+        for (MPI_Aint at = 0, j = 1; at < len; at += piece, j++) {
+            MPI_Aint l = MPL_MIN(piece, len - at);
+            mpi_errno = MPIDI_Topo_tbuf_pack(sb, off + at, slot + mypos * len + at, l);
             MPIDI_TOPO_LOCAL_ERR(e, mpi_errno, mpi_errno_ret, errflag);
-            MPIDI_TOPO_SHARED_DEFINED(slot + mypos * len, len);
+            MPIDI_TOPO_SHARED_DEFINED(slot + mypos * len + at, l);
+            if (streamed)
+                MPL_atomic_release_store_uint64(&me->filled, MPIDI_TOPO_PROG(r, j));
         }
         MPL_atomic_release_store_uint64(&me->arrive, r);
         MPIDI_TOPO_EVENT(e, "in", i, 0);

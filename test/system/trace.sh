@@ -154,4 +154,25 @@ for levels in 2 1 0; do
     fi
 done
 
+# 10. more levels within a node: 12 processes on a made-up node of 2
+#     packages x 2 NUMA groups x 2 L3 caches (MPIR_CVAR_TOPO_DEBUG_LOCATION;
+#     4 caches hold 2 processes, 4 hold one).  With 4 levels every process
+#     reduces its part at 3 stages of every round (caches, groups,
+#     packages: "grouped" events 1, 2, 3), with 3 at 2 (caches, groups),
+#     and with 2 at one, as before there were more
+for levels in 4 3 2; do
+    rm -f "$tmp"/tl.*
+    MPIR_CVAR_NUM_CLIQUES=1 MPIR_CVAR_TOPO_DEBUG_LOCATION=pack:2,numa:2,l3:2,core:1,pu:1 \
+        MPIR_CVAR_TOPO_NODE_LEVELS=$levels MPIR_CVAR_TOPO_TIMELINE="$tmp/tl" \
+        MPIR_CVAR_TOPO_PIPELINE_CHUNK_SIZE=16384 MPIR_CVAR_ALLREDUCE_INTRA_ALGORITHM=topo_pipeline \
+        run 12 "$tmp/coll_bench" -c allreduce -a env=topo -m 65536 -M 65536 -i 3 -w 1 -v
+    python3 "$top/bench/timeline.py" --csv --collective allreduce "$tmp/tl" \
+        >"$tmp/timeline.csv" 2>&1
+    reduced=$(topo_csv "$tmp/timeline.csv" 'f("event") == "reduced"' | wc -l)
+    stages=$(topo_csv "$tmp/timeline.csv" 'f("event") == "grouped" { print f("b") }' | sort -u | tr '\n' ' ')
+    grouped=$(topo_csv "$tmp/timeline.csv" 'f("event") == "grouped"' | wc -l)
+    check "allreduce topo_pipeline, MPIR_CVAR_TOPO_NODE_LEVELS=$levels on a node of 3 levels below it: $((levels - 1)) stage(s) per round (stages $stages; $grouped of $reduced)" \
+        '[ $rc = 0 ] && [ "$reduced" -ge 12 ] && [ "$grouped" = $((reduced * (levels - 1))) ]'
+done
+
 tap_summary trace

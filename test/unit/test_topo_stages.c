@@ -158,6 +158,163 @@ static void levels_group(void)
     tu_end();
 }
 
+/* One node's levels (MPIR_Topo_node_units) as levels asks, the node's
+ * processes (local order) with packages pkg[] and caches cache[] in k
+ * groups from group_lo[]: level 0 is the node; every unit is a run of
+ * local indices named by its first, within one unit of the level above,
+ * and each level cuts the one above finer without leaving every process
+ * alone; the groups' level holds exactly the groups, and any other level's
+ * units share a package (outside the groups) or a cache within a group.
+ * Returns the number of levels. */
+static int check_units(int n, int k, const int *group_lo, const int *pkg, const int *cache,
+                       int levels, const char *tag)
+{
+    int *unit = tu_xmalloc(sizeof(int) * MPIR_TOPO_MAX_NODE_LEVELS * n), gl = -1, prev = 1;
+    int nl = MPIR_Topo_node_units(n, k, group_lo, pkg, cache, levels, unit, &gl);
+
+    CHECK(nl >= 1 && nl <= MPIR_TOPO_MAX_NODE_LEVELS && (levels < 1 || nl <= levels),
+          "%s: %d levels (asked %d)", tag, nl, levels);
+    CHECK(gl >= 0 && gl < nl, "%s: groups at level %d of %d", tag, gl, nl);
+    if (levels == 1 || (levels == 0 && n < MPIR_TOPO_TWO_LEVEL_MIN_LOCAL))
+        CHECK_EQ(nl, 1, "%s: one level", tag);
+    if (levels == 2 && k >= 2 && k < n)
+        CHECK(nl == 2 && gl == 1, "%s: 2 levels, the groups", tag);
+    for (int i = 0; i < n; i++)
+        CHECK_EQ(unit[i], 0, "%s: level 0 is the node", tag);
+    for (int d = 1; d < nl; d++) {
+        int *u = unit + d * n, count = 0, is_groups = d == gl, shares_pkg = 1;
+        for (int i = 0; i < n; i++) {
+            int first = u[i] == i;
+            count += first;
+            CHECK(first || (i > 0 && u[i] == u[i - 1]), "%s: level %d: %d not in a run", tag, d,
+                  i);
+            if (!first)
+                CHECK(unit[(d - 1) * n + i] == unit[(d - 1) * n + i - 1],
+                      "%s: level %d: a unit spans two of level %d", tag, d, d - 1);
+            if (!first && !is_groups && cache[i] != cache[u[i]])
+                shares_pkg &= pkg[i] == pkg[u[i]];
+        }
+        if (is_groups) {
+            CHECK_EQ(count, k, "%s: level %d: groups", tag, d);
+            for (int g = 0; g < k; g++)
+                for (int i = group_lo[g]; i < group_lo[g + 1]; i++)
+                    CHECK_EQ(u[i], group_lo[g], "%s: level %d: group %d", tag, d, g);
+        }
+        CHECK(shares_pkg, "%s: level %d: a unit spans packages and caches", tag, d);
+        CHECK(count > prev && count < n, "%s: level %d has %d units (level above %d, %d "
+              "processes)", tag, d, count, prev, n);
+        prev = count;
+    }
+    free(unit);
+    return nl;
+}
+
+/* levels of nodes whose processes fill a synthetic topology's cores in
+ * order, with the groups the layout makes */
+static int units_of(const char *synth, int n, int levels, int *group_level)
+{
+    hwloc_topology_t t = tu_synthetic(synth);
+    MPIR_Topo_loc_t *locs = tu_xmalloc(sizeof(MPIR_Topo_loc_t) * n);
+    MPIR_Topo_layout_t *l = NULL;
+    int *pkg = tu_xmalloc(sizeof(int) * n), *cache = tu_xmalloc(sizeof(int) * n), nl = 0;
+    int *unit = tu_xmalloc(sizeof(int) * MPIR_TOPO_MAX_NODE_LEVELS * n);
+
+    for (int i = 0; i < n; i++)
+        locs[i] = tu_loc_obj(t, HWLOC_OBJ_CORE, i, 0);
+    if (CHECK(MPIR_Topo_layout_create(n, locs, 0, &l) == 0, "%s: no layout", synth)) {
+        for (int i = 0; i < n; i++) {
+            pkg[i] = locs[l->order[i]].package;
+            cache[i] = locs[l->order[i]].cache;
+        }
+        check_units(n, l->k, l->group_start, pkg, cache, levels, synth);
+        nl = MPIR_Topo_node_units(n, l->k, l->group_start, pkg, cache, levels, unit,
+                                  group_level);
+    }
+    MPIR_Topo_layout_free(l);
+    free(locs);
+    free(pkg);
+    free(cache);
+    free(unit);
+    hwloc_topology_destroy(t);
+    return nl;
+}
+
+static void units_group(void)
+{
+    char tag[160];
+    long nodes_checked = 0;
+    int gl;
+
+    tu_begin("stages: levels within a node (MPIR_Topo_node_units)");
+    /* 2 packages of 4 NUMA domains of 2 L3 caches of 4 cores (an EPYC):
+     * every level by default; the cap drops packages, then caches */
+    CHECK_EQ(units_of("pack:2 numa:4 l3:2 core:4 pu:1", 64, 0, &gl), 4, "(64 on 4 levels)");
+    CHECK_EQ(gl, 2, "(64 on 4 levels: groups under packages)");
+    CHECK_EQ(units_of("pack:2 numa:4 l3:2 core:4 pu:1", 64, 3, &gl), 3, "(capped at 3)");
+    CHECK_EQ(gl, 1, "(capped at 3: groups, then caches)");
+    CHECK_EQ(units_of("pack:2 numa:4 l3:2 core:4 pu:1", 64, 2, &gl), 2, "(capped at 2)");
+    CHECK_EQ(units_of("pack:2 numa:4 l3:2 core:4 pu:1", 64, 1, &gl), 1, "(capped at 1)");
+    /* caches of 2 cores: a level only where asked for */
+    CHECK_EQ(units_of("pack:2 numa:2 l3:4 core:2 pu:1", 32, 0, &gl), 3, "(caches of 2: auto)");
+    CHECK_EQ(units_of("pack:2 numa:2 l3:4 core:2 pu:1", 32, 4, &gl), 4, "(caches of 2: 4)");
+    /* one L3 per package, one NUMA domain per package: groups only */
+    CHECK_EQ(units_of("pack:2 numa:1 l3:1 core:8 pu:1", 16, 0, &gl), 2, "(a Xeon)");
+    CHECK_EQ(units_of("pack:2 numa:1 l3:1 core:8 pu:1", 16, 4, &gl), 2, "(a Xeon, 4 asked)");
+    /* one NUMA domain with L3 domains (one group): caches below the node */
+    CHECK_EQ(units_of("pack:1 numa:1 l3:4 core:4 pu:1", 16, 0, &gl), 2, "(one group)");
+    CHECK_EQ(gl, 0, "(one group: no groups' level)");
+    CHECK_EQ(units_of("pack:2 numa:2 l3:2 core:4 pu:1", 15, 0, &gl), 1, "(small node)");
+    CHECK_EQ(units_of("pack:2 numa:2 l3:2 core:4 pu:1", 15, -1, &gl), 1, "(below 0: auto)");
+    CHECK_EQ(units_of("pack:2 numa:2 l3:4 core:2 pu:1", 32, -3, &gl), 3, "(below 0: auto)");
+
+    /* every node of the shared placements, at every cap */
+    for (int pi = 0; pi < TU_NPLACEMENTS; pi++) {
+        const tu_place_t *pl = &tu_placements[pi];
+        hwloc_topology_t t = tu_synthetic(pl->synth);
+        int nobj = hwloc_get_nbobjs_by_type(t, pl->pu_bind ? HWLOC_OBJ_PU : HWLOC_OBJ_CORE);
+        int cap = tu_place_cap(pl, nobj);
+
+        for (int p = 1; p; p = tu_next_p(p, cap)) {
+            MPIR_Topo_loc_t *locs = tu_xmalloc(sizeof(MPIR_Topo_loc_t) * p);
+            MPIR_Topo_layout_t *l = NULL;
+
+            if (tu_place(t, pl, p, 7 * p + pi, locs) != 0) {
+                free(locs);
+                break;
+            }
+            if (MPIR_Topo_layout_create(p, locs, 0, &l) != 0) {
+                free(locs);
+                continue;
+            }
+            for (int n = 0; n < l->nnodes; n++) {
+                int s = l->node_start[n], L = l->node_start[n + 1] - s, k = l->k;
+                int *pkg = tu_xmalloc(sizeof(int) * L), *cache = tu_xmalloc(sizeof(int) * L);
+                int *glo = tu_xmalloc(sizeof(int) * (k + 1));
+                for (int i = 0; i < L; i++) {
+                    pkg[i] = locs[l->order[s + i]].package;
+                    cache[i] = locs[l->order[s + i]].cache;
+                }
+                for (int g = 0; g <= k; g++)
+                    glo[g] = l->group_start[n * k + g] - s;
+                for (int levels = 0; levels <= 5; levels++) {
+                    snprintf(tag, sizeof(tag), "%s p=%d node %d levels=%d", pl->name, p, n,
+                             levels);
+                    check_units(L, k, glo, pkg, cache, levels, tag);
+                }
+                free(pkg);
+                free(cache);
+                free(glo);
+                nodes_checked++;
+            }
+            MPIR_Topo_layout_free(l);
+            free(locs);
+        }
+        hwloc_topology_destroy(t);
+    }
+    CHECK(nodes_checked > 100, "only %ld nodes checked", nodes_checked);
+    tu_end();
+}
+
 /* One node's cell groups (MPIR_Topo_cell_groups): they cover the node's
  * processes in order, none is empty or above the fan-in, a group never
  * spans two caches where caches hold more than two processes each, every
@@ -259,6 +416,7 @@ int main(void)
 {
     cells_group();
     levels_group();
+    units_group();
     hand_group();
     layout_group();
     return tu_exit();

@@ -31,6 +31,63 @@ static long long flat_slice(long long n, int q, int L)
     return n * (q + 1) / L - n * q / L;
 }
 
+/* allreduce's and reduce's levels on node n (MPIR_Topo_node_units), by
+ * default and with all 4 asked: each level's units (ranks), and per stage
+ * the bytes the busiest process reduces and the flags it waits on */
+static void print_units(const MPIR_Topo_loc_t * locs, const MPIR_Topo_layout_t * l, int n,
+                        long long m)
+{
+    int k = l->k, s = l->node_start[n], L = l->node_start[n + 1] - s;
+    int *pkg = malloc(sizeof(int) * L), *cache = malloc(sizeof(int) * L);
+    int *glo = malloc(sizeof(int) * (k + 1));
+    int *unit = malloc(sizeof(int) * MPIR_TOPO_MAX_NODE_LEVELS * L);
+
+    for (int i = 0; i < L; i++) {
+        pkg[i] = locs[l->order[s + i]].package;
+        cache[i] = locs[l->order[s + i]].cache;
+    }
+    for (int g = 0; g <= k; g++)
+        glo[g] = l->group_start[n * k + g] - s;
+    for (int asked = 0; asked <= MPIR_TOPO_MAX_NODE_LEVELS; asked += MPIR_TOPO_MAX_NODE_LEVELS) {
+        int gl, nl = MPIR_Topo_node_units(L, k, glo, pkg, cache, asked, unit, &gl);
+
+        printf("  allreduce, MPIR_CVAR_TOPO_NODE_LEVELS=%d: %d level(s)%s\n", asked, nl,
+               gl ? "" : " (the groups are not one)");
+        /* innermost first, as the rounds run */
+        for (int d = nl - 1; d >= 0; d--) {
+            long long red = 0;
+            int units = 0, most_children = 0;
+            printf("    level %d%s:", d, d == 0 ? " (node)" : d == gl ? " (groups)" : "");
+            for (int i = 0; i < L; i++) {
+                int lo = unit[d * L + i], hi = lo, nc = 0;
+                if (lo != i)
+                    continue;
+                while (hi < L && unit[d * L + hi] == lo)
+                    hi++;
+                for (int c = lo; c < hi; c++)
+                    nc += d == nl - 1 || unit[(d + 1) * L + c] == c;
+                units++;
+                most_children = MAX(most_children, nc);
+                /* the node's level splits by the groups' shares where they
+                 * are a level: about m / L each as well */
+                red = MAX(red, (nc - 1) * ((m + hi - lo - 1) / (hi - lo)));
+                if (d > 0 && L <= 64) {
+                    printf(" [");
+                    for (int c = lo; c < hi; c++)
+                        printf(c > lo ? " %d" : "%d", l->order[s + c]);
+                    printf("]");
+                }
+            }
+            printf(" %d unit(s); busiest process reduces %lld bytes, waits on %d flag(s)\n",
+                   units, red, most_children);
+        }
+    }
+    free(pkg);
+    free(cache);
+    free(glo);
+    free(unit);
+}
+
 static void usage(void) __attribute__((noreturn));
 static void usage(void)
 {
@@ -152,8 +209,9 @@ int main(int argc, char **argv)
             printf("  %-34s %14lld %14lld\n", "allgather, read across groups", ag_flat,
                    ag_two);
         }
-        printf("  MPIR_CVAR_TOPO_NODE_LEVELS=0 (default) takes %s here\n",
-               levels == 2 ? "two levels" : "one level");
+        printf("  MPIR_CVAR_TOPO_NODE_LEVELS=0 (default) takes %s here in bcast and "
+               "allgather\n", levels == 2 ? "two levels" : "one level");
+        print_units(locs, l, n, m);
         /* small allreduce and reduce (up to 1 KiB) through cells, with
          * MPIR_CVAR_TOPO_CELL_FANIN=-1 (default): groups by shared cache */
         {

@@ -32,7 +32,10 @@ cvars:
         If true, rank 0 of each communicator prints the topology mpich-topo
         built for it when it is first used: each member's node, package,
         NUMA node, cache and NIC closeness, the distance-aware ring and the
-        bcast tree rooted at rank 0 (for communicators of up to 64 processes).
+        bcast tree rooted at rank 0 (for communicators of up to 64 processes);
+        and where the shared-memory engine sets itself up, the first process
+        of each node prints the node's levels of reduction and their units
+        (MPIR_CVAR_TOPO_NODE_LEVELS).
 
     - name        : MPIR_CVAR_TOPO_DEBUG_STAGING_NOMEM
       category    : TOPO
@@ -48,6 +51,23 @@ cvars:
         non-contiguous datatype through, so that tests see the call fail on
         every process that depends on its data rather than wait for it.
         -1 (default): never.
+
+    - name        : MPIR_CVAR_TOPO_DEBUG_LOCATION
+      category    : TOPO
+      type        : string
+      default     : ""
+      class       : none
+      verbosity   : MPI_T_VERBOSITY_MPIDEV_DETAIL
+      scope       : MPI_T_SCOPE_ALL_EQ
+      description : >-
+        For testing only: an hwloc synthetic topology ("pack:2 numa:2
+        l3:2 core:2 pu:1", or with commas for the spaces) that mpich-topo
+        takes as each node's instead of
+        the machine's, each process as if bound to its core number i, i
+        its rank among the MPI_COMM_WORLD processes of its node (modulo the
+        cores), so that the levels of large nodes can be tested on a small
+        machine.  Processes are not bound; NICs and the real binding are
+        ignored.  Empty (default): the machine's topology.
 
     - name        : MPIR_CVAR_TOPO_NEAREST_NIC
       category    : TOPO
@@ -266,6 +286,50 @@ const char *MPIR_Topo_ucx_net_devices(const char *user)
 /* Number of ints a location takes on the wire. */
 #define TOPO_LOC_INTS ((int) (sizeof(MPIR_Topo_loc_t) / sizeof(int)))
 
+#ifdef HAVE_HWLOC
+/* MPIR_CVAR_TOPO_DEBUG_LOCATION: this process' place on the synthetic
+ * node; nonzero where the description is not one hwloc takes */
+static int debug_location(int node_id, MPIR_Topo_loc_t * loc)
+{
+    static hwloc_topology_t synth;
+    static int tried;
+    int i = 0, ncores;
+    hwloc_obj_t core;
+
+    if (!tried) {
+        char desc[256];
+
+        tried = 1;
+        /* commas for spaces, for test lists whose fields split at spaces */
+        MPL_strncpy(desc, MPIR_CVAR_TOPO_DEBUG_LOCATION, sizeof(desc));
+        for (char *c = desc; *c; c++)
+            if (*c == ',')
+                *c = ' ';
+        if (hwloc_topology_init(&synth) != 0)
+            synth = NULL;
+        else if (hwloc_topology_set_synthetic(synth, desc) != 0 ||
+                 hwloc_topology_load(synth) != 0) {
+            hwloc_topology_destroy(synth);
+            synth = NULL;
+        }
+        if (synth == NULL && MPIR_Process.rank == 0)
+            fprintf(stderr, "mpich-topo: MPIR_CVAR_TOPO_DEBUG_LOCATION=\"%s\" is not an hwloc "
+                    "synthetic topology; the machine's is used\n", MPIR_CVAR_TOPO_DEBUG_LOCATION);
+    }
+    ncores = synth ? hwloc_get_nbobjs_by_type(synth, HWLOC_OBJ_CORE) : 0;
+    if (ncores <= 0)
+        return 1;
+    /* my rank among my node's processes of MPI_COMM_WORLD */
+    for (int r = 0; r < MPIR_Process.rank; r++) {
+        int id;
+        if (MPID_Get_node_id(MPIR_Process.comm_world, r, &id) == MPI_SUCCESS && id == node_id)
+            i++;
+    }
+    core = hwloc_get_obj_by_type(synth, HWLOC_OBJ_CORE, i % ncores);
+    return core == NULL || MPIR_Topo_loc_from_hwloc(synth, core->cpuset, node_id, loc) != 0;
+}
+#endif
+
 void MPIR_Topo_get_my_loc(MPIR_Comm * comm, MPIR_Topo_loc_t * loc)
 {
     int node_id = 0;
@@ -282,6 +346,9 @@ void MPIR_Topo_get_my_loc(MPIR_Comm * comm, MPIR_Topo_loc_t * loc)
     loc->nic_far = 0;
 
 #ifdef HAVE_HWLOC
+    if (MPIR_CVAR_TOPO_DEBUG_LOCATION && MPIR_CVAR_TOPO_DEBUG_LOCATION[0] &&
+        debug_location(node_id, loc) == 0)
+        return;
     /* Without a readable binding, the process counts as unbound: everything on
      * its node is then one level apart. */
     if (MPIR_hwtopo_get_hwloc(&topology, &binding) && topology) {

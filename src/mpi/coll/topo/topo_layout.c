@@ -248,6 +248,88 @@ int MPIR_Topo_node_levels(int local_size, int k, int levels)
     return local_size >= MPIR_TOPO_TWO_LEVEL_MIN_LOCAL ? 2 : 1;
 }
 
+/* Level candidates of MPIR_Topo_node_units: runs of equal key[i] (cut also
+ * at cuts[], NULL: none) as first indices into u[0..n); returns the number
+ * of units, or 0 where a key is unknown */
+static int units_by_key(int n, const int *key, const int *cuts, int *u)
+{
+    int count = 0;
+
+    for (int i = 0; i < n; i++) {
+        if (key[i] < 0)
+            return 0;
+        if (i == 0 || key[i] != key[i - 1] || (cuts && cuts[i] != cuts[i - 1])) {
+            u[i] = i;
+            count++;
+        } else
+            u[i] = u[i - 1];
+    }
+    return count;
+}
+
+int MPIR_Topo_node_units(int n, int k, const int *group_lo, const int *package,
+                         const int *cache, int levels, int *unit, int *group_level)
+{
+    /* candidates, outermost first: packages, groups, caches */
+    enum { PKG, GRP, CACHE, NCAND };
+    int *cand = NULL, count[NCAND] = { 0, 0, 0 }, use[NCAND] = { 0, 0, 0 };
+    int nlevels = 1, cap;
+
+    if (levels < 0)
+        levels = 0;     /* as the CVAR says: automatic */
+    cap = levels > 0 ? levels : MPIR_TOPO_MAX_NODE_LEVELS;
+    *group_level = 0;
+    for (int i = 0; i < n; i++)
+        unit[i] = 0;
+    if (n < 2 || levels == 1 || (levels == 0 && n < MPIR_TOPO_TWO_LEVEL_MIN_LOCAL) ||
+        (cand = MPIR_TOPO_MALLOC(sizeof(int) * NCAND * n)) == NULL)
+        goto done;
+
+    if (k >= 2 && k < n) {
+        for (int g = 0; g < k; g++)
+            for (int i = group_lo[g]; i < group_lo[g + 1]; i++)
+                cand[GRP * n + i] = group_lo[g];
+        count[GRP] = k;
+    }
+    if (cache) {
+        /* within the groups (one group: the node) */
+        count[CACHE] = units_by_key(n, cache, count[GRP] ? &cand[GRP * n] : NULL,
+                                    &cand[CACHE * n]);
+        if (count[CACHE] <= (count[GRP] ? k : 1) || count[CACHE] >= n ||
+            (levels == 0 && n < MPIR_TOPO_CACHE_LEVEL_MIN * count[CACHE]))
+            count[CACHE] = 0;
+    }
+    if (package && count[GRP]) {
+        count[PKG] = units_by_key(n, package, NULL, &cand[PKG * n]);
+        /* whole groups only: a group's members share its package */
+        for (int g = 0; g < k && count[PKG]; g++)
+            for (int i = group_lo[g] + 1; i < group_lo[g + 1]; i++)
+                if (package[i] != package[group_lo[g]])
+                    count[PKG] = 0;
+        if (count[PKG] < 2 || 2 * count[PKG] > k)
+            count[PKG] = 0;
+    }
+    /* the groups first, then the caches, then the packages */
+    if (count[GRP] && nlevels < cap)
+        use[GRP] = nlevels++;
+    if (count[CACHE] && nlevels < cap)
+        use[CACHE] = nlevels++;
+    if (count[PKG] && use[GRP] && nlevels < cap)
+        use[PKG] = nlevels++;
+    /* nested in order: packages, groups, caches */
+    nlevels = 1;
+    for (int c = 0; c < NCAND; c++)
+        if (use[c]) {
+            memcpy(&unit[nlevels * n], &cand[c * n], sizeof(int) * n);
+            if (c == GRP)
+                *group_level = nlevels;
+            nlevels++;
+        }
+  done:
+    MPIR_TOPO_FREE(cand);
+    return nlevels;
+}
+
 /* the groups of MPIR_Topo_cell_groups, cache domains kept apart where
  * by_cache is set */
 static int cut_groups(int n, const int *cache, int by_cache, int fanin, int *lo)

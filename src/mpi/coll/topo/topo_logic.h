@@ -200,6 +200,31 @@ void MPIR_Topo_reduce_stages(long long n, int k, int g, int gsize, int j, MPIR_T
  * synchronisation fewer counts more. */
 #define MPIR_TOPO_TWO_LEVEL_MIN_LOCAL 16
 int MPIR_Topo_node_levels(int local_size, int k, int levels);
+/* All the levels of that reduction on a node of n processes (in local
+ * order) in k groups starting at group_lo[0..k], package[i] and cache[i]
+ * (-1 unknown) their package and largest cache: level 0 is the node, then
+ * as nested units, each a run of local indices within one unit of the
+ * level above, any of
+ *  - packages, where every package holds whole groups and has two or more
+ *    on average (a 2-socket node of NUMA groups);
+ *  - the groups, where k >= 2 and not every process is a group alone;
+ *  - shared caches within the groups, where they cut the groups finer and
+ *    not every process alone (L3 domains of a NUMA group).
+ * levels caps the count, taking the groups first, then the caches, then the
+ * packages: 1 is one level, 2 the groups alone (as before there were more).
+ * 0 (automatic) takes from MPIR_TOPO_TWO_LEVEL_MIN_LOCAL processes the
+ * groups, the caches where their units have MPIR_TOPO_CACHE_LEVEL_MIN
+ * processes or more on average, and the packages; one level below.
+ * Writes unit[d * n + i], the first local index of the level-d unit of
+ * process i (level 0: 0), and returns the number of levels, at most
+ * MPIR_TOPO_MAX_NODE_LEVELS; *group_level is the groups' level (0: not
+ * a level).  Neither threshold is timed (no machine here has more than 2
+ * cores): a level costs every process a wait and a synchronisation per
+ * round, and saves reads across the domain it keeps apart. */
+#define MPIR_TOPO_MAX_NODE_LEVELS 4
+#define MPIR_TOPO_CACHE_LEVEL_MIN 4
+int MPIR_Topo_node_units(int n, int k, const int *group_lo, const int *package,
+                         const int *cache, int levels, int *unit, int *group_level);
 /* Groups of a node's n processes (in local order) for a small reduction
  * through cells in two stages: runs of processes that share their largest
  * cache (cache[i], -1 unknown; the layout orders a node by package, NUMA

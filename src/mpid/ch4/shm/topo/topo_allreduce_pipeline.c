@@ -25,16 +25,22 @@ cvars:
         group copies the result into its own area before its members copy
         it out, so that most reads stay within a domain and the
         reduction's waits poll the group's flags and the group leaders'
-        instead of every process'. In bcast topo_pipeline (segment mode),
-        2 makes the leader of each group other than the one a chunk arrives
+        instead of every process'. 3 and 4 add, where the node has them,
+        the shared caches within each group (L3 domains of a NUMA domain,
+        reduced first) and then the packages of several groups (reduced
+        between the groups and the node), each level polling only its own
+        unit's flags; a level the node lacks is left out (MPIR_CVAR_TOPO_PRINT
+        shows each node's). In bcast topo_pipeline (segment mode), 2 makes
+        the leader of each group other than the one a chunk arrives
         in copy it into its group's own area, from which its members copy
         it out (decided from the largest node, so that all nodes cut the
         message alike). In allgather topo_pipeline (segment mode, within
         one node), 2 makes each group's leader copy the other groups'
         blocks into its group's own area, from which its members read
-        them. 0 (default): 2 on nodes of at least 16 processes
-        in 2 or more groups, 1 otherwise; values above 2 count as 2, below
-        0 as 0.
+        them (bcast and allgather have two levels at most). 0 (default): on
+        nodes of at least 16 processes, every level they have (caches where
+        they hold 4 processes or more on average), one level on smaller
+        nodes; values above 4 count as 4, below 0 as 0.
 
 === END_MPI_T_CVAR_INFO_BLOCK ===
 */
@@ -83,11 +89,25 @@ cvars:
  * Two levels (MPIR_CVAR_TOPO_NODE_LEVELS), for nodes of several domains
  * (groups of G = L/k processes): in round r member j of group g reduces
  * the j-th G-th of the round across its group's areas into the group's
- * first area (polling its group's arrivals); once the group's leader has
- * seen its members done it says so (grouped); then member j reduces the
- * j-th G-th of its group's share (the g-th k-th of the round, the share
- * its leader carries across nodes) across the k group partials into area
- * 0, and the leader waits for its own group only before its network step.
+ * first area (polling its group's arrivals); once the group's first
+ * member has seen its members done it says so (grouped); then member j
+ * reduces the j-th G-th of its group's share (the g-th k-th of the round,
+ * the share its leader carries across nodes) across the k group partials
+ * into area 0, and the leader waits for its own group only before its
+ * network step.
+ *
+ * More levels (MPIR_Topo_node_units: caches within the groups, packages
+ * of several groups) nest the same way: at each level, innermost first,
+ * the j-th member of a unit of U processes reduces the j-th U-th of the
+ * round across its children's partials (a child's partial is in its
+ * first member's area, the first child's is the unit's) once each child's
+ * first member has said it is whole, and waits only on its unit's
+ * children; the node's level splits by groups' shares as above.  Cost per
+ * round of c bytes, with u_d the children of a process' unit at level d
+ * (0: the node) and U_d its processes: sum over d of (u_d - 1).c/U_d
+ * reductions and one wait on u_d flags, instead of (L-1).c/L and L; reads
+ * across a level's domains, per node: (u_d - 1).c per unit of level d, in
+ * place of (L-1)/L.c per process for one level.
  * On the way out (allreduce) member j of group g > 0 copies the j-th G-th
  * of the result into its group's first area, and the group copies out
  * from there.  Per process: (G-1)/G.c + (k-1)/L.c reductions instead of
@@ -163,7 +183,7 @@ typedef struct {
     int root_node;
     int wants;                  /* this process gets the result */
     int has_holes;              /* bytes in the span outside the type map (padding) */
-    int two_level;              /* MPIR_CVAR_TOPO_NODE_LEVELS: groups reduce first */
+    int by_groups;              /* the groups are a level of the reduction (e->group_level) */
     MPI_Aint extent, true_lb, true_extent;
     MPI_Aint c;                 /* elements per round */
     MPI_Aint stride;            /* bytes between areas */
@@ -304,50 +324,75 @@ static int whole_cells(reduction_t * x)
     return mpi_errno_ret;
 }
 
-/* Round r's reduction in two levels (see the algorithm's comment): my part
- * of my group's partial, then my part of my group's share across the k
- * group partials into area 0 */
-static int reduce_two_level(reduction_t * x, char *slot, uint64_t r, MPI_Aint n)
+/* Reduces elements [lo, hi) of the partials of children c[0..nc) (local
+ * indices whose areas hold them) into c[0]'s area, starting with the
+ * child after mine (mine: my child's index) so that a unit's members do
+ * not all read the same area at once */
+static int reduce_children(reduction_t * x, char *slot, const int *c, int nc, int mine,
+                           MPI_Aint lo, MPI_Aint hi)
+{
+    int mpi_errno = MPI_SUCCESS, mpi_errno_ret = MPI_SUCCESS;
+
+    for (int t = 1; t <= nc && hi > lo; t++) {
+        int h = (mine + t) % nc;
+        if (h == 0)
+            continue;
+        mpi_errno = MPIR_Topo_reduce_local(area(x, slot, c[h]) + lo * x->extent,
+                                           area(x, slot, c[0]) + lo * x->extent, hi - lo,
+                                           x->datatype, x->op);
+        MPIDI_TOPO_LOCAL_ERR(x->e, mpi_errno, mpi_errno_ret, x->errflag);
+    }
+    return mpi_errno_ret;
+}
+
+/* Round r's reduction within the node, level by level (see the
+ * algorithm's comment), then my part of area 0 */
+static int reduce_levels(reduction_t * x, char *slot, uint64_t r, MPI_Aint n)
 {
     int mpi_errno = MPI_SUCCESS, mpi_errno_ret = MPI_SUCCESS;
     MPIDI_Topo_engine_t *e = x->e;
     MPIDI_Topo_ctrl_t *me = MPIDI_TOPO_CTRL(e, e->local_rank);
-    int g = e->group, k = e->k, lo = e->group_lo[g];
-    int gsize = e->group_lo[g + 1] - lo, j = e->local_rank - lo;
-    MPIR_Topo_stages_t st;
+    int i = e->local_rank, depth = e->nlevels;
+    MPI_Aint lo, hi;
 
-    MPIR_Topo_reduce_stages(n, k, g, gsize, j, &st);
+    for (int d = depth - 1; d >= 0; d--) {
+        const int *c = e->lv_child[d];
+        int nc = e->lv_nchild[d], stage = depth - d, mine = 0;
+        int j = i - e->lv_lo[d], size = e->lv_hi[d] - e->lv_lo[d];
 
-    /* into area lo, starting with the area after mine */
-    MPIDI_TOPO_WAIT_ALL(e, arrive, lo, lo + gsize, r);
-    for (int t = 0; t < gsize && st.part_hi > st.part_lo; t++) {
-        int a = lo + (j + t) % gsize;
-        if (a == lo)
-            continue;
-        mpi_errno = MPIR_Topo_reduce_local(area(x, slot, a) + st.part_lo * x->extent,
-                                           area(x, slot, lo) + st.part_lo * x->extent,
-                                           st.part_hi - st.part_lo, x->datatype, x->op);
-        MPIDI_TOPO_LOCAL_ERR(e, mpi_errno, mpi_errno_ret, x->errflag);
-    }
-    MPL_atomic_release_store_uint64(&me->partial, r);
-    if (e->is_leader) {
-        MPIDI_TOPO_WAIT_ALL(e, partial, lo, lo + gsize, r);
-        MPL_atomic_release_store_uint64(&me->grouped, r);
-    }
-    MPIDI_TOPO_EVENT(e, "grouped", r - x->base - 1, 0);
-
-    /* group 0's partial is area 0 already */
-    for (int h = 0; h < k; h++)
-        MPIDI_TOPO_WAIT_GE(e, &MPIDI_TOPO_CTRL(e, e->leader_local[h])->grouped, r);
-    for (int t = 0; t < k && st.sub_hi > st.sub_lo; t++) {
-        int h = (g + t) % k;
-        if (h == 0)
-            continue;
-        mpi_errno = MPIR_Topo_reduce_local(area(x, slot, e->group_lo[h]) +
-                                           st.sub_lo * x->extent,
-                                           area(x, slot, 0) + st.sub_lo * x->extent,
-                                           st.sub_hi - st.sub_lo, x->datatype, x->op);
-        MPIDI_TOPO_LOCAL_ERR(e, mpi_errno, mpi_errno_ret, x->errflag);
+        /* the children's partials: their processes' inputs (the last
+         * level), else whole once each child's first member says so */
+        if (d == depth - 1)
+            MPIDI_TOPO_WAIT_ALL(e, arrive, e->lv_lo[d], e->lv_hi[d], r);
+        else
+            for (int h = 0; h < nc; h++)
+                MPIDI_TOPO_WAIT_GE(e, &MPIDI_TOPO_CTRL(e, c[h])->grouped,
+                                   MPIDI_TOPO_PROG(r, stage - 1));
+        while (mine + 1 < nc && c[mine + 1] <= i)
+            mine++;
+        if (d == 0 && e->group_level) {
+            /* my part of my group's share, the elements its leader
+             * carries across nodes */
+            MPIR_Topo_stages_t st;
+            int glo = e->group_lo[e->group];
+            MPIR_Topo_reduce_stages(n, e->k, e->group, e->group_lo[e->group + 1] - glo, i - glo,
+                                    &st);
+            lo = st.sub_lo;
+            hi = st.sub_hi;
+        } else {
+            lo = n * j / size;
+            hi = n * (j + 1) / size;
+        }
+        mpi_errno = reduce_children(x, slot, c, nc, mine, lo, hi);
+        MPIR_ERR_ADD(mpi_errno_ret, mpi_errno);
+        if (d == 0)
+            break;
+        MPL_atomic_release_store_uint64(&me->partial, MPIDI_TOPO_PROG(r, stage));
+        if (i == e->lv_lo[d]) {
+            MPIDI_TOPO_WAIT_ALL(e, partial, e->lv_lo[d], e->lv_hi[d], MPIDI_TOPO_PROG(r, stage));
+            MPL_atomic_release_store_uint64(&me->grouped, MPIDI_TOPO_PROG(r, stage));
+        }
+        MPIDI_TOPO_EVENT(e, "grouped", r - x->base - 1, stage);
     }
     MPL_atomic_release_store_uint64(&me->reduced, r);
     return mpi_errno_ret;
@@ -364,7 +409,6 @@ static int round_in(reduction_t * x, MPI_Aint i)
     uint64_t r = x->base + 1 + i;
     MPI_Aint off = i * x->c, n = MPL_MIN(x->c, x->count - off);
     char *slot = MPIDI_TOPO_SLOT(e, r);
-    MPI_Aint slice_lo = n * mine / nlocal, slice_hi = n * (mine + 1) / nlocal;
     MPI_Aint span = (n - 1) * x->extent + x->true_extent;
 
     if (r > MPIDI_TOPO_NSLOTS)
@@ -376,26 +420,10 @@ static int round_in(reduction_t * x, MPI_Aint i)
 
     /* (no all_arrived here: within these rounds a process arrives at
      * round r before it copies round r - 1 out) */
-    if (x->two_level) {
-        mpi_errno_ret = reduce_two_level(x, slot, r, n);
-    } else {
-        /* my slice, reduced across the areas into area 0, starting with
-         * the area after mine */
-        MPIDI_TOPO_WAIT_ALL(e, arrive, 0, nlocal, r);
-        for (int j = 0; j < nlocal && slice_hi > slice_lo; j++) {
-            int a = (mine + j) % nlocal;
-            if (a == 0)
-                continue;
-            mpi_errno = MPIR_Topo_reduce_local(area(x, slot, a) + slice_lo * x->extent,
-                                               area(x, slot, 0) + slice_lo * x->extent,
-                                               slice_hi - slice_lo, x->datatype, x->op);
-            MPIDI_TOPO_LOCAL_ERR(e, mpi_errno, mpi_errno_ret, x->errflag);
-        }
-        MPL_atomic_release_store_uint64(&me->reduced, r);
-    }
+    mpi_errno_ret = reduce_levels(x, slot, r, n);
     MPIDI_TOPO_EVENT(e, "reduced", i, 0);
 
-    if (e->is_leader && x->two_level && e->nnodes == 1) {
+    if (e->is_leader && x->by_groups && e->nnodes == 1) {
         /* the node's processes wait for the k leaders, not for all L */
         MPIDI_TOPO_WAIT_ALL(e, reduced, e->group_lo[e->group], e->group_lo[e->group + 1], r);
         MPL_atomic_release_store_uint64(&me->avail, MPIDI_TOPO_PROG(r, 1));
@@ -404,7 +432,7 @@ static int round_in(reduction_t * x, MPI_Aint i)
          * every node, whatever the node sizes; in two levels its own
          * group reduced it */
         MPI_Aint share_lo = n * e->group / e->k, share_hi = n * (e->group + 1) / e->k;
-        if (x->two_level)
+        if (x->by_groups)
             MPIDI_TOPO_WAIT_ALL(e, reduced, e->group_lo[e->group], e->group_lo[e->group + 1], r);
         else
             MPIDI_TOPO_WAIT_ALL(e, reduced, 0, nlocal, r);
@@ -460,7 +488,7 @@ static int round_out(reduction_t * x, MPI_Aint i)
         MPL_atomic_release_store_uint64(&me->done, r);
         return mpi_errno_ret;
     }
-    if (e->nnodes == 1 && !x->two_level) {
+    if (e->nnodes == 1 && !x->by_groups) {
         /* nothing crosses the network: the slices themselves say when the
          * round is reduced (one hop, not two via leaders) */
         MPIDI_TOPO_WAIT_ALL(e, reduced, 0, e->local_size, r);
@@ -469,7 +497,7 @@ static int round_out(reduction_t * x, MPI_Aint i)
             MPIDI_TOPO_WAIT_GE(e, &MPIDI_TOPO_CTRL(e, e->leader_local[g])->avail,
                                MPIDI_TOPO_PROG(r, 1));
     }
-    if (x->two_level && x->root < 0 && e->group > 0) {
+    if (x->by_groups && x->root < 0 && e->group > 0) {
         /* the way out in two levels too: my group copies the result into
          * its first area (nobody reads the partials any more: every
          * leader has seen its group's stage 2 done), each in its part,
@@ -525,7 +553,7 @@ static int allreduce_elements(const void *sendbuf, void *recvbuf, MPI_Aint count
     x.op = op;
     x.root = root;
     x.root_node = -1;
-    x.wants = x.two_level = 0;
+    x.wants = x.by_groups = 0;
     x.c = x.stride = 0;
     x.base = 0;
     x.nreq[0] = x.nreq[1] = NULL;
@@ -550,7 +578,7 @@ static int allreduce_elements(const void *sendbuf, void *recvbuf, MPI_Aint count
     x.e = e;
     /* the same on all of a node's processes; nodes may differ, their
      * leaders' steps do not */
-    x.two_level = MPIR_Topo_node_levels(e->local_size, e->k, MPIR_CVAR_TOPO_NODE_LEVELS) == 2;
+    x.by_groups = e->group_level > 0;
     x.wants = root < 0 || comm->rank == root;
     if (root >= 0)
         x.root_node = e->layout->node[root];

@@ -507,6 +507,7 @@ static void engine_free(void *ptr)
     MPL_free(e->leader_local);
     MPL_free(e->group_lo);
     MPL_free(e->cell_lo);
+    MPL_free(e->lv_units);
     MPL_free(e->net_aint);
     MPL_free(e->net_reqs);
     MPL_free(e->tl);
@@ -641,6 +642,8 @@ static int setup_alloc(MPIR_Comm * comm, MPIR_Topo_comm_t * topo, MPIDI_Topo_eng
     e->group_lo = MPL_malloc((k + 1) * sizeof(int), MPL_MEM_COLL);
     /* cache ids of the node's processes, then their cell groups */
     e->cell_lo = MPL_malloc((comm->local_size + 1) * sizeof(int), MPL_MEM_COLL);
+    e->lv_units = MPL_malloc((2 * MPIR_TOPO_MAX_NODE_LEVELS + 2) * comm->local_size *
+                             sizeof(int), MPL_MEM_COLL);
     e->net_aint = MPL_malloc(2 * nnodes * sizeof(MPI_Aint), MPL_MEM_COLL);
     e->net_reqs = MPL_malloc(2 * comm->local_size * sizeof(MPIR_Request *), MPL_MEM_COLL);
     x->leaders = MPL_malloc(nnodes * sizeof(int), MPL_MEM_COLL);
@@ -649,9 +652,56 @@ static int setup_alloc(MPIR_Comm * comm, MPIR_Topo_comm_t * topo, MPIDI_Topo_eng
         if (x->spare[i])
             x->spare[i]->tree_root = -1;
     }
-    return !e->leader_local || !e->group_lo || !e->cell_lo || !e->net_aint || !e->net_reqs ||
+    return !e->leader_local || !e->group_lo || !e->cell_lo || !e->lv_units || !e->net_aint ||
+        !e->net_reqs ||
         !x->leaders || !x->spare[0] || !x->spare[1] ||
         MPIR_CVAR_TOPO_DEBUG_SETUP_NOMEM == MPIR_Process.comm_world->rank;
+}
+
+/* Setup, phase 2: the levels of the reduction within this node, and this
+ * process' units and their children at each (see lv_lo) */
+static void setup_levels(MPIR_Topo_comm_t * topo, MPIDI_Topo_engine_t * e)
+{
+    MPIR_Topo_layout_t *l = e->layout;
+    int n = e->local_size, me = e->local_rank;
+    int *unit = e->lv_units, *package = unit + MPIR_TOPO_MAX_NODE_LEVELS * n;
+    int *cache = package + n;
+
+    for (int i = 0; i < n; i++) {
+        const MPIR_Topo_loc_t *loc = &topo->locs[l->order[l->node_start[e->node] + i]];
+        package[i] = loc->package;
+        cache[i] = loc->cache;
+    }
+    e->nlevels = MPIR_Topo_node_units(n, e->k, e->group_lo, package, cache,
+                                      MPIR_CVAR_TOPO_NODE_LEVELS, unit, &e->group_level);
+    if (MPIR_CVAR_TOPO_PRINT && me == 0) {
+        /* the node's levels, units as comm ranks */
+        fprintf(stderr, "mpich-topo:   node %d: %d level(s) of reduction (groups: level %d)",
+                e->node, e->nlevels, e->group_level);
+        for (int d = 1; d < e->nlevels; d++) {
+            fprintf(stderr, "; level %d:", d);
+            for (int i = 0; i < n; i++)
+                fprintf(stderr, "%s%d%s", unit[d * n + i] == i ? " [" : " ",
+                        l->order[l->node_start[e->node] + i],
+                        i + 1 == n || unit[d * n + i + 1] == i + 1 ? "]" : "");
+        }
+        fprintf(stderr, "\n");
+    }
+    /* each level's children after the previous level's (at most n each) */
+    for (int d = e->nlevels - 1, used = 0; d >= 0; d--) {
+        int lo = unit[d * n + me], hi = lo, *child = package + n * 2 + used;
+
+        while (hi < n && unit[d * n + hi] == lo)
+            hi++;
+        e->lv_lo[d] = lo;
+        e->lv_hi[d] = hi;
+        e->lv_nchild[d] = 0;
+        for (int i = lo; i < hi; i++)
+            if (d == e->nlevels - 1 || unit[(d + 1) * n + i] == i)
+                child[e->lv_nchild[d]++] = i;
+        e->lv_child[d] = child;
+        used += e->lv_nchild[d];
+    }
 }
 
 /* Setup, phase 2 (local): this process's place in the layout */
@@ -697,6 +747,7 @@ static void setup_place(MPIR_Comm * comm, MPIR_Topo_comm_t * topo, MPIDI_Topo_en
     for (int g = 0; g < e->ncell_groups; g++)
         if (e->local_rank >= e->cell_lo[g])
             e->cell_group = g;
+    setup_levels(topo, e);
 }
 
 /* An engine communicator of comm's members map[0..n) (comm ranks), this
@@ -909,8 +960,8 @@ static int setup_segment(MPIR_Comm * comm, MPIDI_Topo_engine_t * e, MPIR_Errflag
             MPL_atomic_relaxed_store_uint64(&me->done, e->round);
             MPL_atomic_relaxed_store_uint64(&me->avail, MPIDI_TOPO_PROG(e->round, 0));
             MPL_atomic_relaxed_store_uint64(&me->reduced, e->round);
-            MPL_atomic_relaxed_store_uint64(&me->partial, e->round);
-            MPL_atomic_relaxed_store_uint64(&me->grouped, e->round);
+            MPL_atomic_relaxed_store_uint64(&me->partial, MPIDI_TOPO_PROG(e->round, 0));
+            MPL_atomic_relaxed_store_uint64(&me->grouped, MPIDI_TOPO_PROG(e->round, 0));
             MPL_atomic_relaxed_store_uint64(&me->copied, e->round);
         }
         if (e->local_size > 1 && use_cma) {

@@ -89,9 +89,10 @@ typedef struct {
     uint64_t pid;               /* for process_vm_readv */
     uint64_t addr;              /* direct mode: address of this process' buffer */
     uint64_t addr2;             /* direct mode: address of its contribution */
-    /* two-level reduction (MPIR_CVAR_TOPO_NODE_LEVELS), on the second line */
-    MPL_atomic_uint64_t partial;        /* round whose part of its group's partial it reduced */
-    MPL_atomic_uint64_t grouped;        /* group leaders: round whose group partial is whole */
+    /* reduction in levels (MPIR_CVAR_TOPO_NODE_LEVELS), on the second line:
+     * MPIDI_TOPO_PROG(round, stage), stage 1 the innermost level's */
+    MPL_atomic_uint64_t partial;        /* its part of its unit's partial reduced */
+    MPL_atomic_uint64_t grouped;        /* a unit's first member: the unit's partial whole */
     MPL_atomic_uint64_t copied; /* round whose part of the result it copied into its
                                  * group's area */
     MPL_atomic_uint64_t filled; /* allgather on one node: MPIDI_TOPO_PROG(round, pieces
@@ -133,6 +134,18 @@ typedef struct MPIDI_Topo_engine {
     MPI_Aint *net_aint;
     MPIR_Request **net_reqs;
     char *pcells;
+    /* the levels of the reduction within this node (MPIR_Topo_node_units,
+     * MPIR_CVAR_TOPO_NODE_LEVELS): at level d (0: the node) this process'
+     * unit is [lv_lo[d], lv_hi[d]), made of lv_nchild[d] children (units of
+     * level d + 1, processes below the last level) that start at local
+     * indices lv_child[d][0..); group_level is the groups' level, 0 where
+     * they are not one */
+    int nlevels, group_level;
+    int lv_lo[MPIR_TOPO_MAX_NODE_LEVELS], lv_hi[MPIR_TOPO_MAX_NODE_LEVELS];
+    int lv_nchild[MPIR_TOPO_MAX_NODE_LEVELS];
+    int *lv_child[MPIR_TOPO_MAX_NODE_LEVELS];
+    int *lv_units;              /* (2 MPIR_TOPO_MAX_NODE_LEVELS + 2) x (comm's size): each
+                                 * level's units, packages, caches, then lv_child's */
     uint64_t cell_seq;          /* small calls made (their cells' sequence) */
     uint64_t cells_free;        /* own cells up to this sequence may be written */
     size_t slot_size;

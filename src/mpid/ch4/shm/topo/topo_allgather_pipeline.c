@@ -67,7 +67,10 @@ cvars:
  * area every round, so that its first touch keeps those pages in g's
  * domain) and raises its copied counter.  Its members read their own
  * group's blocks from area 0 and the rest from area 1+g, and wait on
- * their own group and their leader only.
+ * their own group and their leader only.  Where packages of several
+ * groups are a level (MPIR_Topo_node_units), the leader of a group other
+ * than its package's first copies the blocks of other packages from that
+ * first group's area, so that each block crosses to each package once.
  *
  * Cost, m bytes per process, N nodes of L processes, k leaders per node,
  * p = N.L: every process copies m in and p.m out (segment mode; direct
@@ -205,12 +208,21 @@ static int copy_out_two_level(MPIDI_Topo_engine_t * e, const MPIDI_Topo_tbuf_t *
     char *mine = slot + (1 + g) * area;
 
     if (e->local_rank == stager) {
+        /* blocks of another package than mine: from my package's first
+         * group's copy (packages a level), so that each crosses once to
+         * each package */
+        int via = e->pkg_first[g];
+        char *theirs = slot + (1 + via) * area;
         for (int grp = 0; grp < k; grp++) {
             int lo = l->group_start[grp], hi = l->group_start[grp + 1];
+            int far = via != g && e->pkg_first[grp] != via;
             if (grp == g)
                 continue;
-            MPIDI_TOPO_WAIT_ALL(e, arrive, e->group_lo[grp], e->group_lo[grp + 1], r);
-            memcpy(mine + lo * len, slot + lo * len, (hi - lo) * len);
+            if (far)
+                MPIDI_TOPO_WAIT_GE(e, &MPIDI_TOPO_CTRL(e, e->leader_local[via])->copied, r);
+            else
+                MPIDI_TOPO_WAIT_ALL(e, arrive, e->group_lo[grp], e->group_lo[grp + 1], r);
+            memcpy(mine + lo * len, (far ? theirs : slot) + lo * len, (hi - lo) * len);
             MPIDI_TOPO_SHARED_DEFINED(mine + lo * len, (hi - lo) * len);
         }
         MPL_atomic_release_store_uint64(&MPIDI_TOPO_CTRL(e, stager)->copied, r);

@@ -37,7 +37,10 @@ cvars:
         message alike). In allgather topo_pipeline (segment mode, within
         one node), 2 makes each group's leader copy the other groups'
         blocks into its group's own area, from which its members read
-        them (bcast and allgather have two levels at most). 0 (default): on
+        them (bcast and allgather have two levels at most; where packages
+        are a level, 4 or 0, the groups of a package other than its first
+        copy what comes from other packages from its first group's area, so
+        that it crosses packages once). 0 (default): on
         nodes of at least 16 processes, every level they have (caches where
         they hold 4 processes or more on average), one level on smaller
         nodes; values above 4 count as 4, below 0 as 0.

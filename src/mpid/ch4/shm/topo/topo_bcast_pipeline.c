@@ -96,7 +96,11 @@ cvars:
  *    the chunk did not arrive in (the root's group on its node, the
  *    chunk's leader's group elsewhere) copies it into its group's own area
  *    of the slot (MPIDI_Topo_level_area) and raises its copied counter, and its
- *    members copy out from there, waiting on their leader only.
+ *    members copy out from there, waiting on their leader only.  Where
+ *    packages of several groups are a level (MPIR_Topo_node_units), the
+ *    leader of a group in another package than the chunk's, other than
+ *    that package's first group, copies from that first group's area
+ *    instead, so that a chunk crosses to each package once.
  *
  * Cost, n bytes in chunks of c, N nodes of L processes, k leaders per
  * node, q = n/(k.c) chunks per leader, d = ceil(log2 N): binomial
@@ -330,15 +334,23 @@ static int bcast_segment(MPIDI_Topo_engine_t * e, const MPIDI_Topo_tbuf_t * tb, 
         }
         if (!am_root) {
             /* two levels: a group other than the one the chunk arrived in
-             * reads the copy its leader made in the group's own area */
+             * reads the copy its leader made in the group's own area; that
+             * leader copies from where the chunk arrived, or, in another
+             * package than the chunk's, from the copy of its package's
+             * first group (pkg_first) */
             int src = e->node == root_node ? root_group : g;
-            char *from = slot;
+            int via = e->pkg_first[e->group];
+            char *from = slot, *copy_from = slot;
             if (area && e->group != src) {
                 from = slot + (1 + e->group) * area;
                 if (e->local_rank != stager)
                     MPIDI_TOPO_WAIT_GE(e, &MPIDI_TOPO_CTRL(e, stager)->copied, r);
+                else if (via != e->group && via != e->pkg_first[src]) {
+                    copy_from = slot + (1 + via) * area;
+                    MPIDI_TOPO_WAIT_GE(e, &MPIDI_TOPO_CTRL(e, e->leader_local[via])->copied, r);
+                }
             }
-            if (from == slot || e->local_rank == stager) {
+            if ((from == slot || e->local_rank == stager) && copy_from == slot) {
                 if (e->node == root_node)
                     MPIDI_TOPO_WAIT_GE(e, &MPIDI_TOPO_CTRL(e, root_local)->arrive, r);
                 else
@@ -346,7 +358,7 @@ static int bcast_segment(MPIDI_Topo_engine_t * e, const MPIDI_Topo_tbuf_t * tb, 
                                        MPIDI_TOPO_PROG(r, 1));
             }
             if (from != slot && e->local_rank == stager) {
-                memcpy(from, slot, len);
+                memcpy(from, copy_from, len);
                 MPIDI_TOPO_SHARED_DEFINED(from, len);
                 MPL_atomic_release_store_uint64(&me->copied, r);
                 MPIDI_TOPO_EVENT(e, "staged", i, 0);

@@ -642,7 +642,7 @@ static int setup_alloc(MPIR_Comm * comm, MPIR_Topo_comm_t * topo, MPIDI_Topo_eng
     e->group_lo = MPL_malloc((k + 1) * sizeof(int), MPL_MEM_COLL);
     /* cache ids of the node's processes, then their cell groups */
     e->cell_lo = MPL_malloc((comm->local_size + 1) * sizeof(int), MPL_MEM_COLL);
-    e->lv_units = MPL_malloc((2 * MPIR_TOPO_MAX_NODE_LEVELS + 2) * comm->local_size *
+    e->lv_units = MPL_malloc((2 * MPIR_TOPO_MAX_NODE_LEVELS + 3) * comm->local_size *
                              sizeof(int), MPL_MEM_COLL);
     e->net_aint = MPL_malloc(2 * nnodes * sizeof(MPI_Aint), MPL_MEM_COLL);
     e->net_reqs = MPL_malloc(2 * comm->local_size * sizeof(MPIR_Request *), MPL_MEM_COLL);
@@ -701,6 +701,13 @@ static void setup_levels(MPIR_Topo_comm_t * topo, MPIDI_Topo_engine_t * e)
                 child[e->lv_nchild[d]++] = i;
         e->lv_child[d] = child;
         used += e->lv_nchild[d];
+    }
+    e->pkg_first = package + n * (MPIR_TOPO_MAX_NODE_LEVELS + 2);
+    for (int g = 0, h = 0; g < e->k; g++) {
+        if (e->group_level == 2 && unit[n + e->group_lo[g]] != e->group_lo[g])
+            e->pkg_first[g] = h;        /* h: the first group of g's package */
+        else
+            e->pkg_first[g] = h = g;
     }
 }
 

@@ -144,8 +144,14 @@ typedef struct MPIDI_Topo_engine {
     int lv_lo[MPIR_TOPO_MAX_NODE_LEVELS], lv_hi[MPIR_TOPO_MAX_NODE_LEVELS];
     int lv_nchild[MPIR_TOPO_MAX_NODE_LEVELS];
     int *lv_child[MPIR_TOPO_MAX_NODE_LEVELS];
-    int *lv_units;              /* (2 MPIR_TOPO_MAX_NODE_LEVELS + 2) x (comm's size): each
-                                 * level's units, packages, caches, then lv_child's */
+    int *lv_units;              /* (2 MPIR_TOPO_MAX_NODE_LEVELS + 3) x (comm's size): each
+                                 * level's units, packages, caches, lv_child's, then
+                                 * pkg_first */
+    /* k entries: the first group of each group's package where packages
+     * are a level (group_level 2), else the group itself.  In two-level
+     * bcast and allgather a group leader reads what comes from another
+     * package from its package's first group's area, not across packages */
+    int *pkg_first;
     uint64_t cell_seq;          /* small calls made (their cells' sequence) */
     uint64_t cells_free;        /* own cells up to this sequence may be written */
     size_t slot_size;

@@ -213,7 +213,7 @@ static int check_units(int n, int k, const int *group_lo, const int *pkg, const 
  * order, with the groups the layout makes */
 static int units_of(const char *synth, int n, int levels, int *group_level)
 {
-    hwloc_topology_t t = tu_synthetic(synth);
+    hwloc_topology_t t = strchr(synth, ':') ? tu_synthetic(synth) : tu_xml(synth);
     MPIR_Topo_loc_t *locs = tu_xmalloc(sizeof(MPIR_Topo_loc_t) * n);
     MPIR_Topo_layout_t *l = NULL;
     int *pkg = tu_xmalloc(sizeof(int) * n), *cache = tu_xmalloc(sizeof(int) * n), nl = 0;
@@ -266,6 +266,13 @@ static void units_group(void)
     CHECK_EQ(units_of("pack:2 numa:2 l3:2 core:4 pu:1", 15, 0, &gl), 1, "(small node)");
     CHECK_EQ(units_of("pack:2 numa:2 l3:2 core:4 pu:1", 15, -1, &gl), 1, "(below 0: auto)");
     CHECK_EQ(units_of("pack:2 numa:2 l3:4 core:2 pu:1", 32, -3, &gl), 3, "(below 0: auto)");
+
+    /* the XML machines of test/unit (2 packages of 4 cores, one NUMA
+     * domain over both, no L3): one group, the packages a level */
+    CHECK_EQ(units_of("xml/nic_both.xml", 6, 4, &gl), 2, "(nic_both.xml)");
+    CHECK_EQ(gl, 0, "(nic_both.xml: one group)");
+    CHECK_EQ(units_of("xml/nic_both.xml", 8, 1, &gl), 1, "(nic_both.xml, capped at 1)");
+    CHECK_EQ(units_of("xml/nic_pack0.xml", 6, 0, &gl), 1, "(nic_pack0.xml, auto: small)");
 
     /* every node of the shared placements, at every cap */
     for (int pi = 0; pi < TU_NPLACEMENTS; pi++) {

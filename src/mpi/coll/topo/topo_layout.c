@@ -299,22 +299,26 @@ int MPIR_Topo_node_units(int n, int k, const int *group_lo, const int *package,
             (levels == 0 && n < MPIR_TOPO_CACHE_LEVEL_MIN * count[CACHE]))
             count[CACHE] = 0;
     }
-    if (package && count[GRP]) {
+    if (package) {
         count[PKG] = units_by_key(n, package, NULL, &cand[PKG * n]);
         /* whole groups only: a group's members share its package */
-        for (int g = 0; g < k && count[PKG]; g++)
+        for (int g = 0; g < k && count[GRP] && count[PKG]; g++)
             for (int i = group_lo[g] + 1; i < group_lo[g + 1]; i++)
                 if (package[i] != package[group_lo[g]])
                     count[PKG] = 0;
-        if (count[PKG] < 2 || 2 * count[PKG] > k)
+        if (count[PKG] < 2 || count[PKG] >= n || (count[GRP] && 2 * count[PKG] > k))
             count[PKG] = 0;
     }
+    /* caches never span packages: as many caches as packages are the
+     * packages themselves */
+    if (count[CACHE] && count[CACHE] <= count[PKG])
+        count[PKG] = 0;
     /* the groups first, then the caches, then the packages */
     if (count[GRP] && nlevels < cap)
         use[GRP] = nlevels++;
     if (count[CACHE] && nlevels < cap)
         use[CACHE] = nlevels++;
-    if (count[PKG] && use[GRP] && nlevels < cap)
+    if (count[PKG] && nlevels < cap)
         use[PKG] = nlevels++;
     /* nested in order: packages, groups, caches */
     nlevels = 1;

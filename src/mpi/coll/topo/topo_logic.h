@@ -206,7 +206,8 @@ int MPIR_Topo_node_levels(int local_size, int k, int levels);
  * as nested units, each a run of local indices within one unit of the
  * level above, any of
  *  - packages, where every package holds whole groups and has two or more
- *    on average (a 2-socket node of NUMA groups);
+ *    on average (a 2-socket node of NUMA groups), or where the groups are
+ *    not a level (one NUMA domain over 2 packages);
  *  - the groups, where k >= 2 and not every process is a group alone;
  *  - shared caches within the groups, where they cut the groups finer and
  *    not every process alone (L3 domains of a NUMA group).

@@ -98,13 +98,16 @@ static void hand_group(void)
     tu_end();
 }
 
-/* the groups of the layouts the engine builds from real placements */
-static void layout_group(void)
+/* fn(l, locs, n, tag) for every node n of the leader layouts the engine
+ * builds from the shared placements (tag: placement and size); returns the
+ * number of nodes */
+typedef void (*node_fn) (const MPIR_Topo_layout_t * l, const MPIR_Topo_loc_t * locs, int n,
+                         const char *tag);
+static long each_layout_node(node_fn fn)
 {
-    char tag[160];
-    long nodes_checked = 0;
+    char tag[128];
+    long nodes = 0;
 
-    tu_begin("stages: every node of the leader layouts of the shared placements");
     for (int pi = 0; pi < TU_NPLACEMENTS; pi++) {
         const tu_place_t *pl = &tu_placements[pi];
         hwloc_topology_t t = tu_synthetic(pl->synth);
@@ -124,23 +127,41 @@ static void layout_group(void)
                 free(locs);
                 continue;
             }
-            for (int n = 0; n < l->nnodes; n++) {
-                int *gs = tu_xmalloc(sizeof(int) * l->k);
-                for (int g = 0; g < l->k; g++)
-                    gs[g] = l->group_start[n * l->k + g + 1] - l->group_start[n * l->k + g];
-                for (int i = 0; i < NSIZES; i += 3) {
-                    snprintf(tag, sizeof(tag), "%s p=%d node %d k=%d n=%lld", pl->name, p, n,
-                             l->k, sizes[i]);
-                    check_node(l->k, gs, sizes[i], tag);
-                }
-                free(gs);
-                nodes_checked++;
+            for (int n = 0; n < l->nnodes; n++, nodes++) {
+                snprintf(tag, sizeof(tag), "%s p=%d node %d", pl->name, p, n);
+                fn(l, locs, n, tag);
             }
             MPIR_Topo_layout_free(l);
             free(locs);
         }
         hwloc_topology_destroy(t);
     }
+    return nodes;
+}
+
+static void layout_node(const MPIR_Topo_layout_t * l, const MPIR_Topo_loc_t * locs, int n,
+                        const char *where)
+{
+    char tag[192];
+    int *gs = tu_xmalloc(sizeof(int) * l->k);
+
+    (void) locs;
+    for (int g = 0; g < l->k; g++)
+        gs[g] = l->group_start[n * l->k + g + 1] - l->group_start[n * l->k + g];
+    for (int i = 0; i < NSIZES; i += 3) {
+        snprintf(tag, sizeof(tag), "%s k=%d n=%lld", where, l->k, sizes[i]);
+        check_node(l->k, gs, sizes[i], tag);
+    }
+    free(gs);
+}
+
+/* the groups of the layouts the engine builds from real placements */
+static void layout_group(void)
+{
+    long nodes_checked;
+
+    tu_begin("stages: every node of the leader layouts of the shared placements");
+    nodes_checked = each_layout_node(layout_node);
     CHECK(nodes_checked > 100, "only %ld nodes checked", nodes_checked);
     tu_end();
 }
@@ -239,10 +260,32 @@ static int units_of(const char *synth, int n, int levels, int *group_level)
     return nl;
 }
 
+static void units_node(const MPIR_Topo_layout_t * l, const MPIR_Topo_loc_t * locs, int n,
+                       const char *where)
+{
+    char tag[192];
+    int s = l->node_start[n], L = l->node_start[n + 1] - s, k = l->k;
+    int *pkg = tu_xmalloc(sizeof(int) * L), *cache = tu_xmalloc(sizeof(int) * L);
+    int *glo = tu_xmalloc(sizeof(int) * (k + 1));
+
+    for (int i = 0; i < L; i++) {
+        pkg[i] = locs[l->order[s + i]].package;
+        cache[i] = locs[l->order[s + i]].cache;
+    }
+    for (int g = 0; g <= k; g++)
+        glo[g] = l->group_start[n * k + g] - s;
+    for (int levels = 0; levels <= 5; levels++) {
+        snprintf(tag, sizeof(tag), "%s levels=%d", where, levels);
+        check_units(L, k, glo, pkg, cache, levels, tag);
+    }
+    free(pkg);
+    free(cache);
+    free(glo);
+}
+
 static void units_group(void)
 {
-    char tag[160];
-    long nodes_checked = 0;
+    long nodes_checked;
     int gl;
 
     tu_begin("stages: levels within a node (MPIR_Topo_node_units)");
@@ -275,49 +318,7 @@ static void units_group(void)
     CHECK_EQ(units_of("xml/nic_pack0.xml", 6, 0, &gl), 1, "(nic_pack0.xml, auto: small)");
 
     /* every node of the shared placements, at every cap */
-    for (int pi = 0; pi < TU_NPLACEMENTS; pi++) {
-        const tu_place_t *pl = &tu_placements[pi];
-        hwloc_topology_t t = tu_synthetic(pl->synth);
-        int nobj = hwloc_get_nbobjs_by_type(t, pl->pu_bind ? HWLOC_OBJ_PU : HWLOC_OBJ_CORE);
-        int cap = tu_place_cap(pl, nobj);
-
-        for (int p = 1; p; p = tu_next_p(p, cap)) {
-            MPIR_Topo_loc_t *locs = tu_xmalloc(sizeof(MPIR_Topo_loc_t) * p);
-            MPIR_Topo_layout_t *l = NULL;
-
-            if (tu_place(t, pl, p, 7 * p + pi, locs) != 0) {
-                free(locs);
-                break;
-            }
-            if (MPIR_Topo_layout_create(p, locs, 0, &l) != 0) {
-                free(locs);
-                continue;
-            }
-            for (int n = 0; n < l->nnodes; n++) {
-                int s = l->node_start[n], L = l->node_start[n + 1] - s, k = l->k;
-                int *pkg = tu_xmalloc(sizeof(int) * L), *cache = tu_xmalloc(sizeof(int) * L);
-                int *glo = tu_xmalloc(sizeof(int) * (k + 1));
-                for (int i = 0; i < L; i++) {
-                    pkg[i] = locs[l->order[s + i]].package;
-                    cache[i] = locs[l->order[s + i]].cache;
-                }
-                for (int g = 0; g <= k; g++)
-                    glo[g] = l->group_start[n * k + g] - s;
-                for (int levels = 0; levels <= 5; levels++) {
-                    snprintf(tag, sizeof(tag), "%s p=%d node %d levels=%d", pl->name, p, n,
-                             levels);
-                    check_units(L, k, glo, pkg, cache, levels, tag);
-                }
-                free(pkg);
-                free(cache);
-                free(glo);
-                nodes_checked++;
-            }
-            MPIR_Topo_layout_free(l);
-            free(locs);
-        }
-        hwloc_topology_destroy(t);
-    }
+    nodes_checked = each_layout_node(units_node);
     CHECK(nodes_checked > 100, "only %ld nodes checked", nodes_checked);
     tu_end();
 }

@@ -642,8 +642,11 @@ static int setup_alloc(MPIR_Comm * comm, MPIR_Topo_comm_t * topo, MPIDI_Topo_eng
     e->group_lo = MPL_malloc((k + 1) * sizeof(int), MPL_MEM_COLL);
     /* cache ids of the node's processes, then their cell groups */
     e->cell_lo = MPL_malloc((comm->local_size + 1) * sizeof(int), MPL_MEM_COLL);
-    e->lv_units = MPL_malloc((2 * MPIR_TOPO_MAX_NODE_LEVELS + 3) * comm->local_size *
-                             sizeof(int), MPL_MEM_COLL);
+    /* (this node's processes only: lv_units) */
+    e->lv_units = MPL_malloc((2 * MPIR_TOPO_MAX_NODE_LEVELS + 3) * sizeof(int) *
+                             (topo->layout->node_start[topo->layout->node[comm->rank] + 1] -
+                              topo->layout->node_start[topo->layout->node[comm->rank]]),
+                             MPL_MEM_COLL);
     e->net_aint = MPL_malloc(2 * nnodes * sizeof(MPI_Aint), MPL_MEM_COLL);
     e->net_reqs = MPL_malloc(2 * comm->local_size * sizeof(MPIR_Request *), MPL_MEM_COLL);
     x->leaders = MPL_malloc(nnodes * sizeof(int), MPL_MEM_COLL);

@@ -144,7 +144,7 @@ typedef struct MPIDI_Topo_engine {
     int lv_lo[MPIR_TOPO_MAX_NODE_LEVELS], lv_hi[MPIR_TOPO_MAX_NODE_LEVELS];
     int lv_nchild[MPIR_TOPO_MAX_NODE_LEVELS];
     int *lv_child[MPIR_TOPO_MAX_NODE_LEVELS];
-    int *lv_units;              /* (2 MPIR_TOPO_MAX_NODE_LEVELS + 3) x (comm's size): each
+    int *lv_units;              /* (2 MPIR_TOPO_MAX_NODE_LEVELS + 3) x local_size: each
                                  * level's units, packages, caches, lv_child's, then
                                  * pkg_first */
     /* k entries: the first group of each group's package where packages

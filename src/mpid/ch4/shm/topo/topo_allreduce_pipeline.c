@@ -186,7 +186,6 @@ typedef struct {
     int root_node;
     int wants;                  /* this process gets the result */
     int has_holes;              /* bytes in the span outside the type map (padding) */
-    int by_groups;              /* the groups are a level of the reduction (e->group_level) */
     MPI_Aint extent, true_lb, true_extent;
     MPI_Aint c;                 /* elements per round */
     MPI_Aint stride;            /* bytes between areas */
@@ -360,7 +359,7 @@ static int reduce_levels(reduction_t * x, char *slot, uint64_t r, MPI_Aint n)
 
     for (int d = depth - 1; d >= 0; d--) {
         const int *c = e->lv_child[d];
-        int nc = e->lv_nchild[d], stage = depth - d, mine = 0;
+        int nc = e->lv_nchild[d], stage = depth - d;
         int j = i - e->lv_lo[d], size = e->lv_hi[d] - e->lv_lo[d];
 
         /* the children's partials: their processes' inputs (the last
@@ -371,8 +370,6 @@ static int reduce_levels(reduction_t * x, char *slot, uint64_t r, MPI_Aint n)
             for (int h = 0; h < nc; h++)
                 MPIDI_TOPO_WAIT_GE(e, &MPIDI_TOPO_CTRL(e, c[h])->grouped,
                                    MPIDI_TOPO_PROG(r, stage - 1));
-        while (mine + 1 < nc && c[mine + 1] <= i)
-            mine++;
         if (d == 0 && e->group_level) {
             /* my part of my group's share, the elements its leader
              * carries across nodes */
@@ -386,7 +383,7 @@ static int reduce_levels(reduction_t * x, char *slot, uint64_t r, MPI_Aint n)
             lo = n * j / size;
             hi = n * (j + 1) / size;
         }
-        mpi_errno = reduce_children(x, slot, c, nc, mine, lo, hi);
+        mpi_errno = reduce_children(x, slot, c, nc, e->lv_mine[d], lo, hi);
         MPIR_ERR_ADD(mpi_errno_ret, mpi_errno);
         if (d == 0)
             break;
@@ -426,7 +423,7 @@ static int round_in(reduction_t * x, MPI_Aint i)
     mpi_errno_ret = reduce_levels(x, slot, r, n);
     MPIDI_TOPO_EVENT(e, "reduced", i, 0);
 
-    if (e->is_leader && x->by_groups && e->nnodes == 1) {
+    if (e->is_leader && e->group_level && e->nnodes == 1) {
         /* the node's processes wait for the k leaders, not for all L */
         MPIDI_TOPO_WAIT_ALL(e, reduced, e->group_lo[e->group], e->group_lo[e->group + 1], r);
         MPL_atomic_release_store_uint64(&me->avail, MPIDI_TOPO_PROG(r, 1));
@@ -435,7 +432,7 @@ static int round_in(reduction_t * x, MPI_Aint i)
          * every node, whatever the node sizes; in two levels its own
          * group reduced it */
         MPI_Aint share_lo = n * e->group / e->k, share_hi = n * (e->group + 1) / e->k;
-        if (x->by_groups)
+        if (e->group_level)
             MPIDI_TOPO_WAIT_ALL(e, reduced, e->group_lo[e->group], e->group_lo[e->group + 1], r);
         else
             MPIDI_TOPO_WAIT_ALL(e, reduced, 0, nlocal, r);
@@ -491,7 +488,7 @@ static int round_out(reduction_t * x, MPI_Aint i)
         MPL_atomic_release_store_uint64(&me->done, r);
         return mpi_errno_ret;
     }
-    if (e->nnodes == 1 && !x->by_groups) {
+    if (e->nnodes == 1 && !e->group_level) {
         /* nothing crosses the network: the slices themselves say when the
          * round is reduced (one hop, not two via leaders) */
         MPIDI_TOPO_WAIT_ALL(e, reduced, 0, e->local_size, r);
@@ -500,7 +497,7 @@ static int round_out(reduction_t * x, MPI_Aint i)
             MPIDI_TOPO_WAIT_GE(e, &MPIDI_TOPO_CTRL(e, e->leader_local[g])->avail,
                                MPIDI_TOPO_PROG(r, 1));
     }
-    if (x->by_groups && x->root < 0 && e->group > 0) {
+    if (e->group_level && x->root < 0 && e->group > 0) {
         /* the way out in two levels too: my group copies the result into
          * its first area (nobody reads the partials any more: every
          * leader has seen its group's stage 2 done), each in its part,
@@ -556,7 +553,7 @@ static int allreduce_elements(const void *sendbuf, void *recvbuf, MPI_Aint count
     x.op = op;
     x.root = root;
     x.root_node = -1;
-    x.wants = x.by_groups = 0;
+    x.wants = 0;
     x.c = x.stride = 0;
     x.base = 0;
     x.nreq[0] = x.nreq[1] = NULL;
@@ -581,7 +578,6 @@ static int allreduce_elements(const void *sendbuf, void *recvbuf, MPI_Aint count
     x.e = e;
     /* the same on all of a node's processes; nodes may differ, their
      * leaders' steps do not */
-    x.by_groups = e->group_level > 0;
     x.wants = root < 0 || comm->rank == root;
     if (root >= 0)
         x.root_node = e->layout->node[root];

@@ -699,9 +699,13 @@ static void setup_levels(MPIR_Topo_comm_t * topo, MPIDI_Topo_engine_t * e)
         e->lv_lo[d] = lo;
         e->lv_hi[d] = hi;
         e->lv_nchild[d] = 0;
+        e->lv_mine[d] = 0;
         for (int i = lo; i < hi; i++)
-            if (d == e->nlevels - 1 || unit[(d + 1) * n + i] == i)
+            if (d == e->nlevels - 1 || unit[(d + 1) * n + i] == i) {
+                if (i <= me)
+                    e->lv_mine[d] = e->lv_nchild[d];
                 child[e->lv_nchild[d]++] = i;
+            }
         e->lv_child[d] = child;
         used += e->lv_nchild[d];
     }

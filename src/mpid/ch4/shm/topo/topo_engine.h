@@ -143,6 +143,7 @@ typedef struct MPIDI_Topo_engine {
     int nlevels, group_level;
     int lv_lo[MPIR_TOPO_MAX_NODE_LEVELS], lv_hi[MPIR_TOPO_MAX_NODE_LEVELS];
     int lv_nchild[MPIR_TOPO_MAX_NODE_LEVELS];
+    int lv_mine[MPIR_TOPO_MAX_NODE_LEVELS];     /* the child holding this process */
     int *lv_child[MPIR_TOPO_MAX_NODE_LEVELS];
     int *lv_units;              /* (2 MPIR_TOPO_MAX_NODE_LEVELS + 3) x local_size: each
                                  * level's units, packages, caches, lv_child's, then

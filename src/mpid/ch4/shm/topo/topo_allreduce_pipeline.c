@@ -29,9 +29,11 @@ cvars:
         the shared caches within each group (L3 domains of a NUMA domain,
         reduced first) and then the packages of several groups (reduced
         between the groups and the node), each level polling only its own
-        unit's flags; a level the node lacks is left out (MPIR_CVAR_TOPO_PRINT
-        shows each node's). In bcast topo_pipeline (segment mode), 2 makes
-        the leader of each group other than the one a chunk arrives
+        unit's flags, and the result goes out through the packages' first
+        groups: the later groups of a package copy it from there, so that
+        it crosses to each package once; a level the node lacks is left
+        out (MPIR_CVAR_TOPO_PRINT shows each node's). In bcast
+        topo_pipeline (segment mode), 2 makes the leader of each group other than the one a chunk arrives
         in copy it into its group's own area, from which its members copy
         it out (decided from the largest node, so that all nodes cut the
         message alike). In allgather topo_pipeline (segment mode, within
@@ -116,7 +118,11 @@ cvars:
  * from there.  Per process: (G-1)/G.c + (k-1)/L.c reductions instead of
  * (L-1)/L.c, c/G more copied, four to six waits instead of two; reads
  * that cross domains, per node: (k-1).c in the reduction instead of
- * (k-1)/k.L.c, and (k-1).c on the way out instead of (k-1)/k.L.c. */
+ * (k-1)/k.L.c, and (k-1).c on the way out instead of (k-1)/k.L.c.  Where
+ * packages of several groups are a level, the later groups of a package
+ * copy the result from its first group's area instead of area 0 (one more
+ * wait, on that group's G flags): the result crosses packages P - 1
+ * times instead of once per group outside group 0's package. */
 
 /* Within one node, below this many bytes of reduction work per process
  * ((local processes - 1) x message), every process reduces all inputs
@@ -501,16 +507,25 @@ static int round_out(reduction_t * x, MPI_Aint i)
         /* the way out in two levels too: my group copies the result into
          * its first area (nobody reads the partials any more: every
          * leader has seen its group's stage 2 done), each in its part,
-         * and its members read it there, within their domain */
+         * and its members read it there, within their domain.  Where
+         * packages are a level, a package's later groups copy from its
+         * first group's area (once that group has its copy), so that the
+         * result crosses to each package once */
         int lo = e->group_lo[e->group], gsize = e->group_lo[e->group + 1] - lo;
+        int via = e->pkg_first[e->group];
+        char *from = area(x, slot, 0);
         MPIR_Topo_stages_t st;
 
+        if (via > 0 && via != e->group) {       /* (group 0's package reads area 0) */
+            MPIDI_TOPO_WAIT_ALL(e, copied, e->group_lo[via], e->group_lo[via + 1], r);
+            from = area(x, slot, e->group_lo[via]);
+        }
         MPIR_Topo_reduce_stages(n, e->k, e->group, gsize, e->local_rank - lo, &st);
         res = area(x, slot, lo);
         if (st.part_hi > st.part_lo) {
             MPI_Aint at = st.part_lo * x->extent + x->true_lb;
             MPI_Aint len = (st.part_hi - st.part_lo - 1) * x->extent + x->true_extent;
-            memcpy(res + at, area(x, slot, 0) + at, len);
+            memcpy(res + at, from + at, len);
             MPIDI_TOPO_SHARED_DEFINED(res + at, len);
         }
         /* (not partial: round r + 1's stage 1 has set that already) */

@@ -11,7 +11,7 @@
 #      runs of test/mpi/coll/testlist.topo (and testlist.topo-full);
 #   3. per device, the checks in test/system/: selection.sh, tuning.sh,
 #      defaults.sh, trace.sh, yield.sh, waits.sh, anysource.sh, split.sh,
-#      faults.sh, dropin.sh; on ofi also
+#      faults.sh, dropin.sh, apps.sh; on ofi also
 #      autotune.sh, bench/run.sh --smoke, cluster.sh (network namespaces),
 #      large.sh (2 GiB calls) and valgrind.sh;
 #   4. that no run left segments in /dev/shm.
@@ -185,6 +185,9 @@ run_device() {      # device
     # drop-in: Debian's ScaLAPACK LU test (built against Debian's MPICH)
     # on this build under libmpich.so.12, default and each algorithm forced
     tap_script "ch4:$dev dropin" "$builddir/dropin.log" "$top/test/system/dropin.sh" "$prefix" "$dev"
+    # real applications as Debian built them: NWChem and BAGEL energies,
+    # default and each algorithm forced (about 2 minutes)
+    tap_script "ch4:$dev apps" "$builddir/apps.log" "$top/test/system/apps.sh" "$prefix" "$dev"
     # calls of more than 2 GiB per process (about 2 minutes; the engine's
     # arithmetic is the same on both devices)
     if [ "$dev" = ofi ]; then

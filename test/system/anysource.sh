@@ -8,7 +8,7 @@
 # must come whole from its sender, and a message longer than the receive
 # must fail it with MPI_ERR_TRUNCATE (not on ch4:ofi across emulated nodes:
 # libfabric 1.17's tcp provider stalls that connection after a truncated
-# receive, which the sockets provider does not).
+# receive, ofiwg/libfabric#8274; the sockets provider does not).
 # Usage: anysource.sh PREFIX DEVICE
 # Prints "ok N - what" / "not ok N - what" lines (TAP-like).
 

@@ -33,8 +33,9 @@ cvars:
         groups: the later groups of a package copy it from there, so that
         it crosses to each package once; a level the node lacks is left
         out (MPIR_CVAR_TOPO_PRINT shows each node's). In bcast
-        topo_pipeline (segment mode), 2 makes the leader of each group other than the one a chunk arrives
-        in copy it into its group's own area, from which its members copy
+        topo_pipeline (segment mode), 2 makes the leader of each group
+        other than the one a chunk arrives in copy it into its group's
+        own area, from which its members copy
         it out (decided from the largest node, so that all nodes cut the
         message alike). In allgather topo_pipeline (segment mode, within
         one node), 2 makes each group's leader copy the other groups'

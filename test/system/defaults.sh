@@ -1,6 +1,6 @@
 #!/bin/sh
 #
-# Checks of the built-in tuning (maint/patches/0010, 0017, 0024, 0027, 0028, 0030, 0038, 0039): with no
+# Checks of the built-in tuning (maint/patches/0010, 0017, 0024, 0027, 0028, 0030, 0038, 0039, 0047): with no
 # CVAR and no tuning file, MPICH picks our algorithms where the benchmarks
 # put them ahead and its stock ones elsewhere. Which algorithm ran is read from
 # MPIR_CVAR_COLL_TRACE=1 (rank 0's table).
@@ -47,8 +47,11 @@ check "one node: every reduce (predefined op, count > 0) is topo_pipeline" \
     'valid && sel reduce topo_pipeline parent 2 && [ "$(grep -cE "^mpich-topo: +reduce +[a-z_]+ +selection +parent +2:" "$tmp/out")" = 1 ]'
 check "one node: every barrier is topo_flags (the benchmark's barriers between calls)" \
     'valid && sel barrier topo_flags parent 2 && [ "$(grep -cE "^mpich-topo: +barrier +[a-z_]+ +selection +parent +2:" "$tmp/out")" = 1 ]'
-check "one node, 2 processes: allgather topo_pipeline below 32 KiB in all and from 4 MiB (0038), MPICH's tree between" \
-    'valid && sel allgather topo_pipeline parent 2 && sizes allgather topo_pipeline parent 2 | grep -qE "8K-<16K B: [0-9]+, 4M-<8192K B: [0-9]+$" && sizes allgather recursive_doubling parent 2 | grep -q "64K-<128K B" && sizes allgather ring parent 2 | grep -qE "sizes 512K-<1024K B: [0-9]+$"'
+# (from 512 KiB in all topo_pipeline's first calls of a size also try
+#  MPICH's ring, traced as "ring trial": section 12)
+trial() { grep -A1 -E "^mpich-topo: +allgather +ring +$1 +parent +$2:" "$tmp/out" | sed -n '2p'; }
+check "one node, 2 processes: allgather topo_pipeline below 32 KiB in all and from 512 KiB (0047), MPICH's tree between" \
+    'valid && sel allgather topo_pipeline parent 2 && sizes allgather topo_pipeline parent 2 | grep -qE "8K-<16K B: [0-9]+, 512K-<1024K B: [0-9]+, 4M-<8192K B: [0-9]+$" && sizes allgather recursive_doubling parent 2 | grep -q "64K-<128K B" && ! sel allgather ring parent 2 && trial trial 2 | grep -q "512K-<1024K B"'
 
 # 1b. more than 8 processes on one node keep topo_pipeline up to 64 KiB in
 #     all, 64 KiB included (maint/patches/0030; 16 processes with a core
@@ -207,5 +210,31 @@ for v in "MPIR_CVAR_CLIQUES_BY_BLOCK=1" "MPIR_CVAR_CLIQUES_BY_BLOCK=0"; do
     check "3 nodes, 5 processes ($v): user-op reduce of 18 KiB to every root, in place and not, right sums" \
         '[ $rc = 0 ] && grep -q " No Errors" "$tmp/out"'
 done
+
+# 12. large allgathers within one node (maint/patches/0047): the first
+#     calls of each size class try MPICH's ring, the segment and CMA,
+#     TRIALS times each, the processes agree on the fastest and keep it;
+#     no learning with TRIALS=0, where the user chose topo_pipeline, or
+#     across nodes
+learned() { grep -E "^mpich-topo: allgather learned on a one-node communicator of $1, $2 B per process: (ring|segment|cma) " "$tmp/out"; }
+ag="$tmp/coll_bench -c allgather -a default -m 1048576 -M 1048576 -i 30 -w 0 -R 1 -v"
+run MPIR_CVAR_TOPO_ALLGATHER_TRIALS=2 2 -bind-to core $ag
+check "one node, 2 processes, 1 MiB per process: 2 trials of each way (the ring's traced as trial), agreed once" \
+    'valid && [ "$(learned 2 1048576 | wc -l)" = 1 ] && has "$(trial trial 2)" "1M-<2048K B" 2'
+way=$(learned 2 1048576 | sed 's/.* B per process: \([a-z]*\) .*/\1/')
+check "one node, 2 processes: the way agreed on runs every later call (ring: traced as learned; else: no ring after the trials)" \
+    'valid && if [ "$way" = ring ]; then [ -n "$(trial learned 2)" ]; else [ -z "$(trial learned 2)" ]; fi'
+run MPIR_CVAR_TOPO_ALLGATHER_TRIALS=1 MPIR_CVAR_TOPO_CMA=off 3 "$tmp/coll_bench" -c allgather -a default -m 262144 -M 262144 -i 20 -w 0 -R 1 -v
+check "one node, 3 processes, CMA off: ring and segment tried once each, one kept" \
+    'valid && [ "$(learned 3 262144 | grep -cv " cma ")" = 1 ] && has "$(trial trial 3)" "256K-<512K B" 1'
+run MPIR_CVAR_TOPO_ALLGATHER_TRIALS=0 2 -bind-to core $ag
+check "one node, TRIALS=0: every large allgather topo_pipeline, nothing tried" \
+    'valid && ! learned 2 1048576 >/dev/null && [ -z "$(trial trial 2)" ] && sel allgather topo_pipeline parent 2'
+run MPIR_CVAR_ALLGATHER_INTRA_ALGORITHM=topo_pipeline 2 -bind-to core $tmp/coll_bench -c allgather -a env=forced -m 1048576 -M 1048576 -i 30 -w 0 -R 1 -v
+check "one node, topo_pipeline chosen by the user: nothing tried" \
+    'valid && ! learned 2 1048576 >/dev/null && [ -z "$(trial trial 2)" ] && grep -A1 -E "^mpich-topo: +allgather +topo_pipeline +cvar +parent +2:" "$tmp/out" | grep -qE "1M-<2048K B: [0-9]+$"'
+run MPIR_CVAR_NUM_CLIQUES=2 4 $ag
+check "2 nodes x 2: nothing tried (learning is for one node)" \
+    'valid && ! learned 4 1048576 >/dev/null && [ -z "$(trial trial 4)" ]'
 
 tap_summary defaults

@@ -6,7 +6,8 @@
  * (split with shuffled keys, reversed, uneven halves), with odd and large
  * counts, MPI_IN_PLACE and a derived datatype. Meant to be run with
  * MPIR_CVAR_ALLGATHER_INTRA_ALGORITHM=topo_ring (and cliques), where the ring
- * order differs from rank order; any algorithm must pass it. */
+ * order differs from rank order; any algorithm must pass it.  With -learn,
+ * repeated large calls instead (see learn()). */
 
 #include "mpi.h"
 #include "mpitest.h"
@@ -132,11 +133,38 @@ static void run_on(MPI_Comm comm, const char *name, int k)
     run_all(comm, k + 1);
 }
 
+/* -learn: many calls of a few sizes on the same communicators, so that
+ * the built-in tuning's large one-node allgathers try each way and then
+ * keep one (MPIR_CVAR_TOPO_ALLGATHER_TRIALS), with MPI_IN_PLACE and
+ * derived types mixed into every size class; -learn=N: N calls a size */
+static void learn(int calls)
+{
+    MPI_Comm comms[2];
+
+    MPI_Comm_dup(MPI_COMM_WORLD, &comms[0]);
+    comms[1] = topo_test_shuffled(MPI_COMM_WORLD, 4242);
+    for (int it = 0; it < calls; it++)
+        for (int c = 0; c < 2; c++) {
+            /* 256 KiB class (512 KiB in all from 2 processes) and 1 MiB */
+            check_contig(comms[c], 65536 + 997 * (it % 3), it & 1, 300 + it);
+            check_vector(comms[c], 70001, 400 + it);
+            check_contig(comms[c], 262144 + 31 * it, !(it & 1), 500 + it);
+        }
+    MPI_Comm_free(&comms[0]);
+    MPI_Comm_free(&comms[1]);
+}
+
 int main(int argc, char **argv)
 {
     MPI_Comm comm;
 
     MTest_Init(&argc, &argv);
+    for (int i = 1; i < argc; i++)
+        if (!strncmp(argv[i], "-learn", 6)) {
+            learn(argv[i][6] == '=' ? atoi(argv[i] + 7) : 8);
+            MTest_Finalize(errs);
+            return MTestReturnValue(errs);
+        }
     topo_test_each_comm(run_on, 12345);
 
     /* several calls on a dup, to reuse the cached topology */

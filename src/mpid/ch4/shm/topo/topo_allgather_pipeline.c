@@ -445,19 +445,16 @@ static int allgather_direct(MPIDI_Topo_engine_t * e, char *recv, MPI_Aint m, MPI
 
 int MPIDI_Topo_allgather(const void *sendbuf, MPI_Aint sendcount, MPI_Datatype sendtype,
                          void *recvbuf, MPI_Aint recvcount, MPI_Datatype recvtype,
-                         MPIR_Comm * comm, MPIDI_Topo_leader_step_t leader_step,
+                         MPIR_Comm * comm, MPIDI_Topo_leader_step_t leader_step, int learn,
                          const char **why_not, MPIR_Errflag_t * errflag)
 {
-    int mpi_errno = MPI_SUCCESS, staging_errno = MPI_SUCCESS;
+    int mpi_errno = MPI_SUCCESS;
     MPIDI_Topo_engine_t *e;
-    MPIDI_Topo_tbuf_t sb, rb;
-    MPI_Aint tsize, extent, m;
-    int p = comm->local_size, rank = comm->rank;
-    char *tmp = NULL, *whole = NULL;
+    MPI_Aint tsize, m;
+    int p = comm->local_size;
 
     *why_not = NULL;
     MPIR_Datatype_get_size_macro(recvtype, tsize);
-    MPIR_Datatype_get_extent_macro(recvtype, extent);
     m = recvcount * tsize;
     if (m == 0)
         return MPI_SUCCESS;
@@ -468,6 +465,42 @@ int MPIDI_Topo_allgather(const void *sendbuf, MPI_Aint sendcount, MPI_Datatype s
     }
 
     MPIDI_TOPO_ENGINE_GET(comm, e, why_not, errflag);
+    if (learn && leader_step == MPIDI_TOPO_LEADERS_RING && MPIDI_Topo_allgather_learns(e, p * m))
+        mpi_errno = MPIDI_Topo_allgather_learned(e, sendbuf, sendcount, sendtype, recvbuf,
+                                                 recvcount, recvtype, comm, errflag);
+    else
+        mpi_errno = MPIDI_Topo_allgather_way(e, sendbuf, sendcount, sendtype, recvbuf, recvcount,
+                                             recvtype, comm, leader_step, MPIDI_TOPO_AG_BY_CVAR,
+                                             errflag);
+    MPIR_ERR_CHECK(mpi_errno);
+
+  fn_exit:
+    return mpi_errno;
+  fn_fail:
+    goto fn_exit;
+}
+
+int MPIDI_Topo_allgather_way(MPIDI_Topo_engine_t * e, const void *sendbuf, MPI_Aint sendcount,
+                             MPI_Datatype sendtype, void *recvbuf, MPI_Aint recvcount,
+                             MPI_Datatype recvtype, MPIR_Comm * comm,
+                             MPIDI_Topo_leader_step_t leader_step, MPIDI_Topo_ag_way_t way,
+                             MPIR_Errflag_t * errflag)
+{
+    int mpi_errno = MPI_SUCCESS, staging_errno = MPI_SUCCESS;
+    MPIDI_Topo_tbuf_t sb, rb;
+    MPI_Aint tsize, extent, m;
+    int p = comm->local_size, rank = comm->rank, direct;
+    char *tmp = NULL, *whole = NULL;
+
+    MPIR_Datatype_get_size_macro(recvtype, tsize);
+    MPIR_Datatype_get_extent_macro(recvtype, extent);
+    m = recvcount * tsize;
+    if (way == MPIDI_TOPO_AG_BY_CVAR)
+        direct = leader_step == MPIDI_TOPO_LEADERS_RING && e->cma &&
+            MPIR_CVAR_TOPO_ALLGATHER_CMA_THRESHOLD >= 0 &&
+            m >= MPIR_CVAR_TOPO_ALLGATHER_CMA_THRESHOLD;
+    else
+        direct = way == MPIDI_TOPO_AG_DIRECT && e->cma;
 
     if (e->one_per_node) {
         /* one process per node: the leaders' exchange alone, on comm (the
@@ -522,9 +555,7 @@ int MPIDI_Topo_allgather(const void *sendbuf, MPI_Aint sendcount, MPI_Datatype s
         if (whole)
             MPIDI_Topo_tbuf_init(&cb, whole, p * m, MPI_BYTE);
         mpi_errno = allgather_cells(e, &sb, whole ? &cb : &rb, m, errflag);
-    } else if (leader_step == MPIDI_TOPO_LEADERS_RING && e->cma &&
-               MPIR_CVAR_TOPO_ALLGATHER_CMA_THRESHOLD >= 0 &&
-        m >= MPIR_CVAR_TOPO_ALLGATHER_CMA_THRESHOLD) {
+    } else if (direct) {
         char *recv = whole ? whole : rb.discard ? NULL : rb.buf + rb.lb;
         if (sendbuf != MPI_IN_PLACE && !whole && recv)
             mpi_errno = MPIDI_Topo_tbuf_pack(&sb, 0, recv + rank * m, m);

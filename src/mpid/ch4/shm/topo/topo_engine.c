@@ -75,7 +75,9 @@ cvars:
       description : |-
         Whether the engine may copy between local processes with Linux CMA
         (process_vm_readv), for the sizes MPIR_CVAR_TOPO_ALLGATHER_CMA_THRESHOLD
-        and MPIR_CVAR_TOPO_BCAST_CMA_THRESHOLD give.
+        and MPIR_CVAR_TOPO_BCAST_CMA_THRESHOLD give, and as one of the ways
+        that large allgathers within one node try
+        (MPIR_CVAR_TOPO_ALLGATHER_TRIALS).
         auto - where the kernel allows it as is: no Yama, or Yama's
                kernel.yama.ptrace_scope 0. Under ptrace_scope 1 a process
                may only read a sibling's memory once the sibling declares
@@ -957,7 +959,8 @@ static int setup_segment(MPIR_Comm * comm, MPIDI_Topo_engine_t * e, MPIR_Errflag
     mpi_errno = MPIDU_shm_alloc(e->node_comm, e->seg_size, &e->seg, &map_fail);
     MPIR_ERR_CHECK(mpi_errno);
     use_cma = MPIR_CVAR_TOPO_CMA != MPIR_CVAR_TOPO_CMA_off &&
-        (MPIR_CVAR_TOPO_ALLGATHER_CMA_THRESHOLD >= 0 || MPIR_CVAR_TOPO_BCAST_CMA_THRESHOLD >= 0);
+        (MPIR_CVAR_TOPO_ALLGATHER_CMA_THRESHOLD >= 0 || MPIR_CVAR_TOPO_BCAST_CMA_THRESHOLD >= 0 ||
+         (e->nnodes == 1 && MPIR_CVAR_TOPO_ALLGATHER_TRIALS > 0));
     if (map_fail) {
         e->seg = NULL;
         mine[0] = 1;

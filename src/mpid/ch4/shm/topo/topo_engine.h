@@ -99,6 +99,24 @@ typedef struct {
                                  * of its block copied in) */
 } MPIDI_Topo_ctrl_t;
 
+/* How allgather topo_pipeline moves data within one node */
+typedef enum {
+    MPIDI_TOPO_AG_BY_CVAR = -1, /* direct from MPIR_CVAR_TOPO_ALLGATHER_CMA_THRESHOLD */
+    MPIDI_TOPO_AG_RING, /* MPICH's ring (point to point); only when learning */
+    MPIDI_TOPO_AG_SEGMENT,      /* through the node segment */
+    MPIDI_TOPO_AG_DIRECT,       /* CMA reads from the other processes' buffers */
+    MPIDI_TOPO_AG_WAYS
+} MPIDI_Topo_ag_way_t;
+
+/* What a one-node communicator learned about allgathers of one size class
+ * (topo_allgather_learn.c) */
+typedef struct {
+    int calls;                  /* trials made */
+    int chosen;                 /* 0 while trying, then 1 + the way agreed on */
+    double best[MPIDI_TOPO_AG_WAYS];    /* fastest trial of each way, seconds */
+} MPIDI_Topo_ag_learn_t;
+#define MPIDI_TOPO_AG_CLASSES 64        /* log2 of the bytes per process */
+
 typedef struct MPIDI_Topo_engine {
     const char *why_not;        /* non-NULL: the engine cannot run on this comm */
     MPIR_Topo_layout_t *layout; /* owned by comm->topo */
@@ -173,6 +191,7 @@ typedef struct MPIDI_Topo_engine {
     unsigned poll_mask, yield_mask;     /* see MPIDI_TOPO_WAIT_GE */
     unsigned poll_after;        /* spins of a wait before it polls the netmod */
     uint64_t calls[3];          /* bcast, allgather, allreduce calls made */
+    MPIDI_Topo_ag_learn_t ag_learn[MPIDI_TOPO_AG_CLASSES];
     struct MPIDI_Topo_timeline *tl;     /* the call being recorded, or NULL */
 } MPIDI_Topo_engine_t;
 
@@ -194,6 +213,22 @@ int MPIDI_Topo_engine_get(MPIR_Comm * comm, MPIDI_Topo_engine_t ** e, const char
         if (*(why_not)) \
             goto fn_exit; \
     } while (0)
+
+/* allgather topo_pipeline in one way (topo_allgather_pipeline.c), on an
+ * engine that runs (MPIDI_TOPO_ENGINE_GET); MPIDI_TOPO_AG_RING is not one */
+int MPIDI_Topo_allgather_way(MPIDI_Topo_engine_t * e, const void *sendbuf, MPI_Aint sendcount,
+                             MPI_Datatype sendtype, void *recvbuf, MPI_Aint recvcount,
+                             MPI_Datatype recvtype, MPIR_Comm * comm,
+                             MPIDI_Topo_leader_step_t leader_step, MPIDI_Topo_ag_way_t way,
+                             MPIR_Errflag_t * errflag);
+/* Whether an allgather of total bytes in all, chosen by the built-in
+ * tuning, learns its way (MPIR_CVAR_TOPO_ALLGATHER_TRIALS), and the call
+ * that does (topo_allgather_learn.c) */
+int MPIDI_Topo_allgather_learns(MPIDI_Topo_engine_t * e, MPI_Aint total);
+int MPIDI_Topo_allgather_learned(MPIDI_Topo_engine_t * e, const void *sendbuf,
+                                 MPI_Aint sendcount, MPI_Datatype sendtype, void *recvbuf,
+                                 MPI_Aint recvcount, MPI_Datatype recvtype, MPIR_Comm * comm,
+                                 MPIR_Errflag_t * errflag);
 
 /* Reserves n rounds for a call and returns the one before the first.
  * Every local process reserves the same rounds for the same call.  Before

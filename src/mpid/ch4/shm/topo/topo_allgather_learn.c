@@ -1,0 +1,157 @@
+/*
+ * Copyright (C) by the mpich-topo authors. See COPYRIGHT in top-level directory.
+ */
+
+#include "topo_engine.h"
+#include "coll_trace.h"
+
+/*
+=== BEGIN_MPI_T_CVAR_INFO_BLOCK ===
+
+cvars:
+    - name        : MPIR_CVAR_TOPO_ALLGATHER_TRIALS
+      category    : TOPO
+      type        : int
+      default     : 3
+      class       : none
+      verbosity   : MPI_T_VERBOSITY_USER_BASIC
+      scope       : MPI_T_SCOPE_ALL_EQ
+      description : >-
+        Where the built-in tuning gives a large allgather within one node
+        to topo_pipeline (from 512 KiB in all), the communicator's first
+        calls of each size class (a power of two of bytes per process) try
+        each way of doing it this many times (3: one trial disturbed by
+        another process or a page fault does not decide): MPICH's ring, the node
+        segment, and CMA's single copy where the kernel allows it
+        (MPIR_CVAR_TOPO_CMA). The processes then agree, by one small
+        allreduce, on the way whose fastest trial was fastest on the
+        slowest process, and keep it for that size class. Which way wins
+        depends on the processor (bench/results/dev-2core-xeon-allgather:
+        on one VM the segment and CMA lead MPICH's ring by up to 1.4x, on
+        another they trail it). 0 turns learning off: the segment, or CMA
+        from MPIR_CVAR_TOPO_ALLGATHER_CMA_THRESHOLD. A topo_pipeline that
+        the user chose (CVAR or tuning file) never learns.
+
+=== END_MPI_T_CVAR_INFO_BLOCK ===
+*/
+
+/* Algorithm: allgather within one node that learns its way at run time
+ *   (the built-in tuning's topo_pipeline, one node, >= 512 KiB in all)
+ *
+ * Ways, m bytes per process, p processes, bandwidth b of one copy:
+ *   ring (MPICH):  p-1 steps, each a shared-memory message of m bytes
+ *                  (CH4 copies it once, or twice through its cells):
+ *                  (p-1).(alpha + m/b)
+ *   segment:       every process copies m in and p.m out, pipelined in
+ *                  slots (topo_allgather_pipeline.c): (m + p.m)/b, the
+ *                  copy out overlapping the others' copies in
+ *   CMA (direct):  every process reads (p-1).m from the others' buffers
+ *                  with process_vm_readv: (p-1).m/b', b' the kernel's
+ *                  copy, with page pinning per call
+ * The model cannot order them: b and b' differ by processor, cache sizes
+ * and kernel (the segment wins by 1.0-1.4x on one 2-core VM and loses by
+ * as much on another, bench/results/dev-2core-xeon-allgather), so the
+ * first calls measure them, as STAR-MPI (Faraj, Yuan and Lowenthal, ICS
+ * 2006) delays the choice to the application's own calls.
+ *
+ * Each size class tries the ways in turn, TRIALS times each; each process
+ * keeps each way's fastest trial (the first trial also pays page faults
+ * on a new buffer); after the last trial one allreduce (MAX) gives every
+ * process the same times, and the fastest way on the slowest process is
+ * kept.  Every member makes the same calls with the same bytes per
+ * process (MPI's type signature rule), sees the same CVARs and the same
+ * CMA probe (agreed at setup), so all pick the same way at the same call.
+ * Cost: the trials' calls run the slower ways (at most
+ * 2.TRIALS calls per size class), plus one allreduce of 3 doubles. */
+
+/* the built-in tuning's threshold for large one-node allgathers
+ * (maint/patches/0047) */
+#define MPIDI_TOPO_AG_LEARN_MIN 524288
+
+static const char *way_name[MPIDI_TOPO_AG_WAYS] = { "ring", "segment", "cma" };
+
+int MPIDI_Topo_allgather_learns(MPIDI_Topo_engine_t * e, MPI_Aint total)
+{
+    return e->nnodes == 1 && MPIR_CVAR_TOPO_ALLGATHER_TRIALS > 0 &&
+        total >= MPIDI_TOPO_AG_LEARN_MIN;
+}
+
+/* the agreement after the last trial of class l */
+static int learn_agree(MPIDI_Topo_engine_t * e, MPIDI_Topo_ag_learn_t * l, int nways, MPI_Aint m,
+                       MPIR_Comm * comm, MPIR_Errflag_t * errflag)
+{
+    int mpi_errno;
+    double all[MPIDI_TOPO_AG_WAYS];
+    int way = 0;
+
+    mpi_errno = MPIR_Allreduce_intra_recursive_doubling(l->best, all, nways, MPI_DOUBLE, MPI_MAX,
+                                                        comm, errflag);
+    if (mpi_errno) {
+        /* the communicator is failing anyway: keep the segment */
+        l->chosen = 1 + MPIDI_TOPO_AG_SEGMENT;
+        return mpi_errno;
+    }
+    for (int w = 1; w < nways; w++)
+        if (all[w] < all[way])
+            way = w;
+    l->chosen = 1 + way;
+    if (MPIR_CVAR_COLL_TRACE && comm->rank == 0) {
+        fprintf(stderr, "mpich-topo: allgather learned on a one-node communicator of %d, "
+                "%ld B per process: %s (fastest trials, slowest process: ring %.1f us, "
+                "segment %.1f us", comm->local_size, (long) m, way_name[way], all[0] * 1e6,
+                all[1] * 1e6);
+        if (nways > MPIDI_TOPO_AG_DIRECT)
+            fprintf(stderr, ", cma %.1f us", all[2] * 1e6);
+        fprintf(stderr, ")\n");
+        fflush(stderr);
+    }
+    return MPI_SUCCESS;
+}
+
+int MPIDI_Topo_allgather_learned(MPIDI_Topo_engine_t * e, const void *sendbuf,
+                                 MPI_Aint sendcount, MPI_Datatype sendtype, void *recvbuf,
+                                 MPI_Aint recvcount, MPI_Datatype recvtype, MPIR_Comm * comm,
+                                 MPIR_Errflag_t * errflag)
+{
+    int mpi_errno = MPI_SUCCESS, agree_errno, nways = e->cma ? 3 : 2;
+    MPI_Aint tsize, m;
+    MPIDI_Topo_ag_learn_t *l;
+    MPIDI_Topo_ag_way_t way;
+    MPL_time_t t0, t1;
+    double dt;
+    int c = 0;
+
+    MPIR_Datatype_get_size_macro(recvtype, tsize);
+    m = recvcount * tsize;
+    while (c < MPIDI_TOPO_AG_CLASSES - 1 && (m >> (c + 1)) > 0)
+        c++;
+    l = &e->ag_learn[c];
+    way = l->chosen ? l->chosen - 1 : l->calls % nways;
+
+    if (!l->chosen)
+        MPL_wtime(&t0);
+    if (way == MPIDI_TOPO_AG_RING) {
+        MPIR_COLL_TRACE_REDIRECT(comm, "allgather", "topo_pipeline", "ring",
+                                 l->chosen ? "learned" : "trial", recvcount, recvtype);
+        mpi_errno = MPIR_Allgather_intra_ring(sendbuf, sendcount, sendtype, recvbuf, recvcount,
+                                              recvtype, comm, errflag);
+    } else {
+        mpi_errno = MPIDI_Topo_allgather_way(e, sendbuf, sendcount, sendtype, recvbuf, recvcount,
+                                             recvtype, comm, MPIDI_TOPO_LEADERS_RING, way,
+                                             errflag);
+    }
+    if (l->chosen)
+        return mpi_errno;
+
+    MPL_wtime(&t1);
+    MPL_wtime_diff(&t0, &t1, &dt);
+    if (l->calls < nways || dt < l->best[way])
+        l->best[way] = dt;
+    /* even after an error, so that every process stays at the same call */
+    if (++l->calls == nways * MPIR_CVAR_TOPO_ALLGATHER_TRIALS) {
+        agree_errno = learn_agree(e, l, nways, m, comm, errflag);
+        if (mpi_errno == MPI_SUCCESS)
+            mpi_errno = agree_errno;
+    }
+    return mpi_errno;
+}

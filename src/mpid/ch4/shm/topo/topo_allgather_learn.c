@@ -77,8 +77,8 @@ int MPIDI_Topo_allgather_learns(MPIDI_Topo_engine_t * e, MPI_Aint total)
 }
 
 /* the agreement after the last trial of class l */
-static int learn_agree(MPIDI_Topo_engine_t * e, MPIDI_Topo_ag_learn_t * l, int nways, MPI_Aint m,
-                       MPIR_Comm * comm, MPIR_Errflag_t * errflag)
+static int learn_agree(MPIDI_Topo_ag_learn_t * l, int nways, MPI_Aint m, MPIR_Comm * comm,
+                       MPIR_Errflag_t * errflag)
 {
     int mpi_errno;
     double all[MPIDI_TOPO_AG_WAYS];
@@ -147,9 +147,10 @@ int MPIDI_Topo_allgather_learned(MPIDI_Topo_engine_t * e, const void *sendbuf,
     MPL_wtime_diff(&t0, &t1, &dt);
     if (l->calls < nways || dt < l->best[way])
         l->best[way] = dt;
-    /* even after an error, so that every process stays at the same call */
-    if (++l->calls == nways * MPIR_CVAR_TOPO_ALLGATHER_TRIALS) {
-        agree_errno = learn_agree(e, l, nways, m, comm, errflag);
+    /* even after an error, so that every process stays at the same call;
+     * ">=": TRIALS may have been lowered through MPI_T since (ALL_EQ) */
+    if (++l->calls >= nways * MPIR_CVAR_TOPO_ALLGATHER_TRIALS) {
+        agree_errno = learn_agree(l, nways, m, comm, errflag);
         if (mpi_errno == MPI_SUCCESS)
             mpi_errno = agree_errno;
     }

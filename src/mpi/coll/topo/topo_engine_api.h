@@ -18,12 +18,12 @@ typedef enum {
     MPIDI_TOPO_LEADERS_RING,
     MPIDI_TOPO_LEADERS_ALLGATHERV
 } MPIDI_Topo_leader_step_t;
-/* learn: the built-in tuning chose topo_pipeline, which may then, within
- * one node, pick its way from what its first calls of each size took
- * (MPIR_CVAR_TOPO_ALLGATHER_TRIALS) */
+/* (topo_pipeline chosen by the built-in tuning may, within one node, pick
+ * its way from what its first calls of each size took:
+ * MPIR_CVAR_TOPO_ALLGATHER_TRIALS) */
 int MPIDI_Topo_allgather(const void *sendbuf, MPI_Aint sendcount, MPI_Datatype sendtype,
                          void *recvbuf, MPI_Aint recvcount, MPI_Datatype recvtype,
-                         MPIR_Comm * comm, MPIDI_Topo_leader_step_t leader_step, int learn,
+                         MPIR_Comm * comm, MPIDI_Topo_leader_step_t leader_step,
                          const char **why_not, MPIR_Errflag_t * errflag);
 int MPIDI_Topo_allreduce_pipeline(const void *sendbuf, void *recvbuf, MPI_Aint count,
                                   MPI_Datatype datatype, MPI_Op op, MPIR_Comm * comm,

@@ -200,9 +200,7 @@ static int allgather_engine(const MPIR_Topo_args_t * a, MPIDI_Topo_leader_step_t
 
     mpi_errno = MPIDI_Topo_allgather(hsend ? hsend : a->sendbuf, a->sendcount, a->sendtype,
                                      hrecv ? hrecv : a->recvbuf, a->count, a->datatype, a->comm,
-                                     leader_step,
-                                     !MPIR_Topo_user_chose("MPIR_Allgather_intra_topo_pipeline"),
-                                     why_not, errflag);
+                                     leader_step, why_not, errflag);
     if (hsend)
         MPIR_gpu_host_free(hsend, a->sendcount, a->sendtype);
     if (hrecv && mpi_errno == MPI_SUCCESS && *why_not == NULL)

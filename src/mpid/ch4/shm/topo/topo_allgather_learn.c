@@ -70,10 +70,13 @@ cvars:
 
 static const char *way_name[MPIDI_TOPO_AG_WAYS] = { "ring", "segment", "cma" };
 
-int MPIDI_Topo_allgather_learns(MPIDI_Topo_engine_t * e, MPI_Aint total)
+int MPIDI_Topo_allgather_learns(MPIDI_Topo_engine_t * e, MPIDI_Topo_leader_step_t leader_step,
+                                MPI_Aint total)
 {
-    return e->nnodes == 1 && MPIR_CVAR_TOPO_ALLGATHER_TRIALS > 0 &&
-        total >= MPIDI_TOPO_AG_LEARN_MIN;
+    /* (the user's choice last: small calls skip its look-up) */
+    return total >= MPIDI_TOPO_AG_LEARN_MIN && e->nnodes == 1 &&
+        leader_step == MPIDI_TOPO_LEADERS_RING && MPIR_CVAR_TOPO_ALLGATHER_TRIALS > 0 &&
+        !MPIR_Topo_user_chose("MPIR_Allgather_intra_topo_pipeline");
 }
 
 /* the agreement after the last trial of class l */

@@ -445,7 +445,7 @@ static int allgather_direct(MPIDI_Topo_engine_t * e, char *recv, MPI_Aint m, MPI
 
 int MPIDI_Topo_allgather(const void *sendbuf, MPI_Aint sendcount, MPI_Datatype sendtype,
                          void *recvbuf, MPI_Aint recvcount, MPI_Datatype recvtype,
-                         MPIR_Comm * comm, MPIDI_Topo_leader_step_t leader_step, int learn,
+                         MPIR_Comm * comm, MPIDI_Topo_leader_step_t leader_step,
                          const char **why_not, MPIR_Errflag_t * errflag)
 {
     int mpi_errno = MPI_SUCCESS;
@@ -465,7 +465,7 @@ int MPIDI_Topo_allgather(const void *sendbuf, MPI_Aint sendcount, MPI_Datatype s
     }
 
     MPIDI_TOPO_ENGINE_GET(comm, e, why_not, errflag);
-    if (learn && leader_step == MPIDI_TOPO_LEADERS_RING && MPIDI_Topo_allgather_learns(e, p * m))
+    if (MPIDI_Topo_allgather_learns(e, leader_step, p * m))
         mpi_errno = MPIDI_Topo_allgather_learned(e, sendbuf, sendcount, sendtype, recvbuf,
                                                  recvcount, recvtype, comm, errflag);
     else

@@ -100,11 +100,10 @@ static int learn_agree(MPIDI_Topo_ag_learn_t * l, int nways, MPI_Aint m, MPIR_Co
     l->chosen = 1 + way;
     if (MPIR_CVAR_COLL_TRACE && comm->rank == 0) {
         fprintf(stderr, "mpich-topo: allgather learned on a one-node communicator of %d, "
-                "%ld B per process: %s (fastest trials, slowest process: ring %.1f us, "
-                "segment %.1f us", comm->local_size, (long) m, way_name[way], all[0] * 1e6,
-                all[1] * 1e6);
-        if (nways > MPIDI_TOPO_AG_DIRECT)
-            fprintf(stderr, ", cma %.1f us", all[2] * 1e6);
+                "%ld B per process: %s (fastest trials, slowest process:", comm->local_size,
+                (long) m, way_name[way]);
+        for (int w = 0; w < nways; w++)
+            fprintf(stderr, "%s %s %.1f us", w ? "," : "", way_name[w], all[w] * 1e6);
         fprintf(stderr, ")\n");
         fflush(stderr);
     }
@@ -116,7 +115,8 @@ int MPIDI_Topo_allgather_learned(MPIDI_Topo_engine_t * e, const void *sendbuf,
                                  MPI_Aint recvcount, MPI_Datatype recvtype, MPIR_Comm * comm,
                                  MPIR_Errflag_t * errflag)
 {
-    int mpi_errno = MPI_SUCCESS, agree_errno, nways = e->cma ? 3 : 2;
+    int mpi_errno = MPI_SUCCESS, agree_errno;
+    int nways = e->cma ? MPIDI_TOPO_AG_WAYS : MPIDI_TOPO_AG_DIRECT;     /* CMA is the last */
     MPI_Aint tsize, m;
     MPIDI_Topo_ag_learn_t *l;
     MPIDI_Topo_ag_way_t way;

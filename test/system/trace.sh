@@ -175,4 +175,36 @@ for levels in 4 3 2; do
         '[ $rc = 0 ] && [ "$reduced" -ge 12 ] && [ "$grouped" = $((reduced * (levels - 1))) ]'
 done
 
+# 11. bcast and allgather copy through every level too: on the same node
+#     of 12, each chunk of a bcast is copied once into each innermost unit
+#     that does not hold the process it arrived at (8 L3 domains with 4 or
+#     3 levels: 7 copies a chunk; 4 NUMA groups with 2: 3), and in each
+#     round of an allgather each innermost unit's first member copies the
+#     blocks from outside it (8 copies a round; 4 with 2 levels).  Before
+#     they had two levels at most (3 and 4 at every setting).
+for coll in bcast allgather; do
+    for levels in 4 3 2; do
+        rm -f "$tmp"/tl.*
+        case $levels in 2) units=4 ;; *) units=8 ;; esac
+        MPIR_CVAR_NUM_CLIQUES=1 MPIR_CVAR_TOPO_DEBUG_LOCATION=pack:2,numa:2,l3:2,core:1,pu:1 \
+            MPIR_CVAR_TOPO_NODE_LEVELS=$levels MPIR_CVAR_TOPO_TIMELINE="$tmp/tl" \
+            MPIR_CVAR_TOPO_TIMELINE_CALL=4 MPIR_CVAR_TOPO_ALLGATHER_CMA_THRESHOLD=-1 \
+            MPIR_CVAR_BCAST_INTRA_ALGORITHM=topo_pipeline \
+            MPIR_CVAR_ALLGATHER_INTRA_ALGORITHM=topo_pipeline \
+            run 12 "$tmp/coll_bench" -c $coll -a env=topo -m 65536 -M 65536 -i 3 -w 1 -v
+        python3 "$top/bench/timeline.py" --csv --collective $coll "$tmp/tl" \
+            >"$tmp/timeline.csv" 2>&1
+        out=$(topo_csv "$tmp/timeline.csv" 'f("event") == "out"' | wc -l)
+        staged=$(topo_csv "$tmp/timeline.csv" 'f("event") == "staged"' | wc -l)
+        if [ $coll = bcast ]; then
+            # (11 processes copy each chunk out)
+            rounds=$((out / 11)) copies=$((units - 1))
+        else
+            rounds=$((out / 12)) copies=$units
+        fi
+        check "$coll topo_pipeline, MPIR_CVAR_TOPO_NODE_LEVELS=$levels on a node of 3 levels below it: $copies copies a round into $units units ($staged in $rounds rounds)" \
+            '[ $rc = 0 ] && [ "$rounds" -ge 2 ] && [ "$staged" = $((rounds * copies)) ]'
+    done
+done
+
 tap_summary trace

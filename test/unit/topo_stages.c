@@ -9,7 +9,10 @@
  * (flat) against two (MPIR_CVAR_TOPO_NODE_LEVELS=2), the reads that cross
  * groups (NUMA domains or packages) on each node, in the reduction, on the
  * way out, in bcast and in allgather (one node), what each leader carries
- * across nodes and what every process copies out.
+ * across nodes and what every process copies out; then every level the
+ * node has (MPIR_Topo_node_units, as MPIR_CVAR_TOPO_NODE_LEVELS=0 and 4
+ * take them), what allreduce reduces at each, and what bcast and
+ * allgather read across each level's domains and copy.
  *
  *   make -C test/unit topo_stages
  *   test/unit/topo_stages TOPOLOGY NODES PPN [BYTES [block|cyclic]]
@@ -29,6 +32,55 @@
 static long long flat_slice(long long n, int q, int L)
 {
     return n * (q + 1) / L - n * q / L;
+}
+
+/* units of a node of L processes at level d */
+static int count_units(const int *unit, int d, int L)
+{
+    int units = 0;
+
+    for (int i = 0; i < L; i++)
+        units += unit[d * L + i] == i;
+    return units;
+}
+
+/* bcast and allgather (segment mode) through the same levels
+ * (MPIDI_Topo_level_areas): per level, the bytes read across its domains
+ * by one level (flat) against the levels (each unit receives what comes
+ * from outside it once), and the innermost level the default slot's areas
+ * allow (MPIR_CVAR_TOPO_PIPELINE_CHUNK_SIZE=131072: 4 KiB for bcast,
+ * 1 KiB per process for allgather) */
+static void print_copies(const int *unit, int nl, int L, long long m)
+{
+    int leaves = count_units(unit, nl - 1, L), depth[2] = { 0, 0 };
+    long long min[2] = { 4096, 1024LL * L };
+
+    for (int c = 0; c < 2; c++)
+        for (int d = nl - 1; d > 0 && !depth[c]; d--)
+            if ((131072 / (1 + count_units(unit, d, L)) & ~4095) >= min[c])
+                depth[c] = d;
+    printf("    bcast (root at the node's first process), allgather (one node): bytes "
+           "read across each level's domains, one level / levels\n");
+    for (int d = 1; d < nl; d++) {
+        long long ag_flat = 0, ag_lv = 0, root_unit = 0;
+        int units = count_units(unit, d, L);
+        for (int i = 0; i < L; i++) {
+            int lo = unit[d * L + i], hi = lo;
+            if (lo != i)
+                continue;
+            while (hi < L && unit[d * L + hi] == lo)
+                hi++;
+            if (lo == 0)
+                root_unit = hi;
+            ag_flat += (long long) (hi - lo) * (L - (hi - lo)) * m;
+            ag_lv += (long long) (L - (hi - lo)) * m;
+        }
+        printf("    level %d: bcast %lld / %lld, allgather %lld / %lld\n", d,
+               (L - root_unit) * m, (units - 1) * m, ag_flat, ag_lv);
+    }
+    printf("    copies into the %d innermost units: bcast %lld, allgather up to %lld bytes; "
+           "levels used at the default chunk size: bcast %d, allgather %d\n", leaves,
+           (leaves - 1) * m, (long long) leaves * (L - 1) * m, depth[0] + 1, depth[1] + 1);
 }
 
 /* allreduce's and reduce's levels on node n (MPIR_Topo_node_units), by
@@ -51,7 +103,7 @@ static void print_units(const MPIR_Topo_loc_t * locs, const MPIR_Topo_layout_t *
     for (int asked = 0; asked <= MPIR_TOPO_MAX_NODE_LEVELS; asked += MPIR_TOPO_MAX_NODE_LEVELS) {
         int gl, nl = MPIR_Topo_node_units(L, k, glo, pkg, cache, asked, unit, &gl);
 
-        printf("  allreduce, MPIR_CVAR_TOPO_NODE_LEVELS=%d: %d level(s)%s\n", asked, nl,
+        printf("  allreduce, bcast, allgather, MPIR_CVAR_TOPO_NODE_LEVELS=%d: %d level(s)%s\n", asked, nl,
                gl ? "" : " (the groups are not one)");
         /* innermost first, as the rounds run */
         for (int d = nl - 1; d >= 0; d--) {
@@ -81,6 +133,8 @@ static void print_units(const MPIR_Topo_loc_t * locs, const MPIR_Topo_layout_t *
             printf(" %d unit(s); busiest process reduces %lld bytes, waits on %d flag(s)\n",
                    units, red, most_children);
         }
+        if (nl > 1)
+            print_copies(unit, nl, L, m);
     }
     free(pkg);
     free(cache);
@@ -136,7 +190,6 @@ int main(int argc, char **argv)
 
     for (int n = 0; n < l->nnodes; n++) {
         int k = l->k, s = l->node_start[n], L = l->node_start[n + 1] - s;
-        int levels = MPIR_Topo_node_levels(L, k, 0);
         long long flat_red = 0, flat_cross = 0, two_red = 0, two_cross = 0;
         int max_gs = 0;
 
@@ -172,7 +225,7 @@ int main(int argc, char **argv)
                 two_cross += (st.sub_hi - st.sub_lo) * (k - 1);
             }
         }
-        printf("  %-34s %14s %14s\n", "bytes per call", "one level", "two levels");
+        printf("  %-34s %14s %14s\n", "bytes per call", "one level", "groups (=2)");
         printf("  %-34s %14lld %14lld\n", "reduced, busiest process", flat_red, two_red);
         printf("  %-34s %14lld %14lld\n", "read across groups, node", flat_cross, two_cross);
         /* waits of the reduction, busiest process: one level, every
@@ -209,8 +262,6 @@ int main(int argc, char **argv)
             printf("  %-34s %14lld %14lld\n", "allgather, read across groups", ag_flat,
                    ag_two);
         }
-        printf("  MPIR_CVAR_TOPO_NODE_LEVELS=0 (default) takes %s here in bcast and "
-               "allgather\n", levels == 2 ? "two levels" : "one level");
         print_units(locs, l, n, m);
         /* small allreduce and reduce (up to 1 KiB) through cells, with
          * MPIR_CVAR_TOPO_CELL_FANIN=-1 (default): groups by shared cache */

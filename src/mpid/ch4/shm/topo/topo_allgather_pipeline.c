@@ -60,18 +60,21 @@ cvars:
  * its receive buffer, and the others read each arriving node portion from
  * the leader's buffer (and their own node's blocks from their owners).
  *
- * topo_pipeline, two levels (segment mode within one node,
- * MPIR_CVAR_TOPO_NODE_LEVELS): a round takes a (k+1)-th of a slot; blocks
- * arrive in area 0, and the leader of each group g copies the other
- * groups' blocks of the round into its group's own area 1+g (the same
- * area every round, so that its first touch keeps those pages in g's
- * domain) and raises its copied counter.  Its members read their own
- * group's blocks from area 0 and the rest from area 1+g, and wait on
- * their own group and their leader only.  Where packages of several
- * groups are a level (MPIR_Topo_node_units), the leader of a group other
- * than its package's first copies the blocks of other packages from that
- * first group's area, so that each block crosses to each package once.
- *
+ * topo_pipeline, levels within one node (segment mode,
+ * MPIR_CVAR_TOPO_NODE_LEVELS: packages, NUMA groups, L3 domains, as
+ * MPIR_Topo_node_units finds them): a round takes a (U+1)-th of a slot, U
+ * the innermost units (MPIDI_Topo_level_areas); blocks arrive in area 0,
+ * and the first member of each innermost unit copies every block from
+ * outside its unit into the unit's own area (the same area every round,
+ * so that its first touch keeps those pages in the unit's domain) and
+ * raises its copied counter: from area 0 the blocks of its own parent
+ * units, from its highest parent's area (made by that unit's first
+ * member) the rest, so that each block crosses to each package, each
+ * group of a package, each cache domain of a group once
+ * (copy_out_levels).  The members read their own unit's blocks from
+ * area 0 and the rest from its area, and wait on their own unit and its
+ * first member only.
+ * *
  * Cost, m bytes per process, N nodes of L processes, k leaders per node,
  * p = N.L: every process copies m in and p.m out (segment mode; direct
  * mode reads the same bytes once, with no copy in); a group leader's ring
@@ -79,10 +82,13 @@ cvars:
  * of a node's traffic split over its k leaders; rounds overlap the ring of
  * one with the copies of the next, and the pieces of a one-round call
  * overlap a block's copy in with its copy out by the others (one more
- * flag store per piece, one wait per piece read).  Two levels (one node,
- * groups of L/k): each leader copies (L - L/k).m more, and the bytes read
- * across domains fall from L.(L - L/k).m to k.(L - L/k).m; rounds are k+1
- * times smaller.
+ * flag store per piece, one wait per piece read).  Levels (one node, U
+ * innermost units of L/U processes): each unit's first member copies
+ * (L - L/U).m more, and at each level of u units the bytes read across
+ * its domains fall from L.(L - L/u).m (flat) to about U.(L - L/u).m, each
+ * crossing once per innermost unit instead of once per process; a block
+ * from another package waits for one copy more (its package's first
+ * unit's); rounds are U+1 times smaller.
  *
  * Timeline, segment mode, N = 3 nodes, one leader each; round r moves
  * slot_size/p bytes of every process's block, in slot r % 2:
@@ -195,44 +201,63 @@ static int copy_out_streamed(MPIDI_Topo_engine_t * e, const MPIDI_Topo_tbuf_t * 
     return mpi_errno_ret;
 }
 
-/* Round r's copy out in two levels (one node): group g's leader copies the
- * other groups' blocks from area 0 into area 1+g; everyone reads its own
- * group's blocks from area 0 and the others from area 1+g. */
-static int copy_out_two_level(MPIDI_Topo_engine_t * e, const MPIDI_Topo_tbuf_t * rb,
-                              char *slot, MPI_Aint area, uint64_t r, MPI_Aint m, MPI_Aint off,
-                              MPI_Aint len, MPIR_Errflag_t * errflag)
+/* Copies the blocks of local processes [lo, hi) of round r from src into
+ * dst; from area 0 (arrived) once each has arrived there, else the caller
+ * waited for src's maker */
+static void copy_blocks(MPIDI_Topo_engine_t * e, char *dst, const char *src, int arrived,
+                        int lo, int hi, uint64_t r, MPI_Aint len)
+{
+    if (lo >= hi)
+        return;
+    if (arrived)
+        MPIDI_TOPO_WAIT_ALL(e, arrive, lo, hi, r);
+    memcpy(dst + lo * len, src + lo * len, (hi - lo) * len);
+    MPIDI_TOPO_SHARED_DEFINED(dst + lo * len, (hi - lo) * len);
+}
+
+/* Round r's copy out through the levels lv (one node).  Each innermost
+ * unit keeps in its area every block from outside it, copied by its first
+ * member f: the blocks of f's level-d unit's parent but not of the unit
+ * itself from area 0 (where they arrived), for each level d at which f
+ * is the first member, and, if f is not the first of its whole chain, the
+ * blocks outside the highest such unit's parent from that parent's area
+ * (its first member made it, the same way).  So a block crosses to each
+ * package, each NUMA group, each L3 domain once.  Everyone reads its own
+ * innermost unit's blocks from area 0 and the rest from the unit's area,
+ * waiting on f only. */
+static int copy_out_levels(MPIDI_Topo_engine_t * e, const MPIDI_Topo_tbuf_t * rb, char *slot,
+                           const MPIDI_Topo_areas_t * lv, uint64_t r, MPI_Aint m, MPI_Aint off,
+                           MPI_Aint len, MPIR_Errflag_t * errflag)
 {
     int mpi_errno = MPI_SUCCESS, mpi_errno_ret = MPI_SUCCESS;
     const MPIR_Topo_layout_t *l = e->layout;
-    int g = e->group, k = e->k, stager = e->leader_local[g];
-    char *mine = slot + (1 + g) * area;
+    int me = e->local_rank, n = e->local_size, dp = lv->depth;
+    int f = e->lv_lo[dp], lo = e->lv_lo[dp], hi = e->lv_hi[dp];
+    char *mine = slot + lv->area_of[dp] * lv->area;
 
-    if (e->local_rank == stager) {
-        /* blocks of another package than mine: from my package's first
-         * group's copy (packages a level), so that each crosses once to
-         * each package */
-        int via = e->pkg_first[g];
-        char *theirs = slot + (1 + via) * area;
-        for (int grp = 0; grp < k; grp++) {
-            int lo = l->group_start[grp], hi = l->group_start[grp + 1];
-            int far = via != g && e->pkg_first[grp] != via;
-            if (grp == g)
-                continue;
-            if (far)
-                MPIDI_TOPO_WAIT_GE(e, &MPIDI_TOPO_CTRL(e, e->leader_local[via])->copied, r);
-            else
-                MPIDI_TOPO_WAIT_ALL(e, arrive, e->group_lo[grp], e->group_lo[grp + 1], r);
-            memcpy(mine + lo * len, (far ? theirs : slot) + lo * len, (hi - lo) * len);
-            MPIDI_TOPO_SHARED_DEFINED(mine + lo * len, (hi - lo) * len);
+    if (me == f) {
+        int c = dp;             /* the highest level whose unit I start */
+        while (c > 0 && e->lv_lo[c - 1] == me)
+            c--;
+        for (int d = MPL_MAX(c, 1); d <= dp; d++) {
+            copy_blocks(e, mine, slot, 1, e->lv_lo[d - 1], e->lv_lo[d], r, len);
+            copy_blocks(e, mine, slot, 1, e->lv_hi[d], e->lv_hi[d - 1], r, len);
         }
-        MPL_atomic_release_store_uint64(&MPIDI_TOPO_CTRL(e, stager)->copied, r);
+        if (c > 0) {
+            int maker = e->lv_lo[c - 1];
+            char *theirs = slot + lv->area_of[c - 1] * lv->area;
+            MPIDI_TOPO_WAIT_GE(e, &MPIDI_TOPO_CTRL(e, maker)->copied, r);
+            copy_blocks(e, mine, theirs, 0, 0, e->lv_lo[c - 1], r, len);
+            copy_blocks(e, mine, theirs, 0, e->lv_hi[c - 1], n, r, len);
+        }
+        MPL_atomic_release_store_uint64(&MPIDI_TOPO_CTRL(e, me)->copied, r);
         MPIDI_TOPO_EVENT(e, "staged", 0, 0);
     }
-    MPIDI_TOPO_WAIT_ALL(e, arrive, e->group_lo[g], e->group_lo[g + 1], r);
-    if (e->local_rank != stager)
-        MPIDI_TOPO_WAIT_GE(e, &MPIDI_TOPO_CTRL(e, stager)->copied, r);
-    for (int pos = 0; pos < l->group_start[k]; pos++) {
-        int own = pos >= l->group_start[g] && pos < l->group_start[g + 1];
+    MPIDI_TOPO_WAIT_ALL(e, arrive, lo, hi, r);
+    if (me != f)
+        MPIDI_TOPO_WAIT_GE(e, &MPIDI_TOPO_CTRL(e, f)->copied, r);
+    for (int pos = 0; pos < n; pos++) {
+        int own = pos >= lo && pos < hi;
         mpi_errno = MPIDI_Topo_tbuf_unpack(rb, (MPI_Aint) l->order[pos] * m + off,
                                            (own ? slot : mine) + pos * len, len);
         MPIDI_TOPO_LOCAL_ERR(e, mpi_errno, mpi_errno_ret, errflag);
@@ -249,16 +274,21 @@ static int allgather_segment(MPIDI_Topo_engine_t * e, const MPIDI_Topo_tbuf_t * 
     const MPIR_Topo_layout_t *l = e->layout;
     int p = comm->local_size, nn = e->nnodes, k = e->k, n = e->node, g = e->group;
     int nlocal = e->local_size, mypos = l->pos[comm->rank];
-    /* two levels on one node, while a process' share of an area is 1 KiB+ */
-    MPI_Aint area = nn > 1 ? 0 : MPIDI_Topo_level_area(e, 1024 * (MPI_Aint) p);
-    MPI_Aint per_round = (area ? area : (MPI_Aint) e->slot_size) / p;
-    MPI_Aint nrounds = (m + per_round - 1) / per_round;
-    int streamed = nn == 1 && !area && nrounds == 1 && m > MPIDI_TOPO_ALLGATHER_PIECE;
-    MPI_Aint piece = streamed ? MPIDI_TOPO_ALLGATHER_PIECE : MPL_MAX(m, 1);
+    MPIDI_Topo_areas_t lv = { 0 };
+    MPI_Aint per_round, nrounds;
+    int streamed;
+    MPI_Aint piece;
     uint64_t base;
     MPIDI_Topo_ctrl_t *me = MPIDI_TOPO_CTRL(e, e->local_rank);
     MPI_Aint *counts = e->net_aint, *displs = e->net_aint + nn;
 
+    /* levels on one node, while a process' share of an area is 1 KiB+ */
+    if (nn == 1)
+        MPIDI_Topo_level_areas(e, 1024 * (MPI_Aint) p, &lv);
+    per_round = (lv.area ? lv.area : (MPI_Aint) e->slot_size) / p;
+    nrounds = (m + per_round - 1) / per_round;
+    streamed = nn == 1 && !lv.area && nrounds == 1 && m > MPIDI_TOPO_ALLGATHER_PIECE;
+    piece = streamed ? MPIDI_TOPO_ALLGATHER_PIECE : MPL_MAX(m, 1);
     mpi_errno = MPIDI_Topo_rounds(e, nrounds, &base, errflag);
     MPIR_ERR_CHECK(mpi_errno);
 
@@ -317,8 +347,8 @@ static int allgather_segment(MPIDI_Topo_engine_t * e, const MPIDI_Topo_tbuf_t * 
             }
         }
 
-        if (area)
-            mpi_errno = copy_out_two_level(e, rb, slot, area, r, m, off, len, errflag);
+        if (lv.depth)
+            mpi_errno = copy_out_levels(e, rb, slot, &lv, r, m, off, len, errflag);
         else if (streamed)
             mpi_errno = copy_out_streamed(e, rb, slot, r, m, off, len, errflag);
         else

@@ -16,8 +16,8 @@ cvars:
       verbosity   : MPI_T_VERBOSITY_USER_BASIC
       scope       : MPI_T_SCOPE_ALL_EQ
       description : >-
-        Levels of the reduction within a node in allreduce and reduce
-        topo_pipeline. 1: one level, each process reduces its slice of a
+        Levels within a node of the topo_pipeline algorithms. In
+        allreduce and reduce, 1: one level, each process reduces its slice of a
         round across the inputs of all the node's processes. 2: each group
         of the node (a NUMA domain or package, the groups of
         MPIR_CVAR_TOPO_LEADERS_PER_NODE) first reduces its own members'
@@ -32,18 +32,19 @@ cvars:
         unit's flags, and the result goes out through the packages' first
         groups: the later groups of a package copy it from there, so that
         it crosses to each package once; a level the node lacks is left
-        out (MPIR_CVAR_TOPO_PRINT shows each node's). In bcast
-        topo_pipeline (segment mode), 2 makes the leader of each group
-        other than the one a chunk arrives in copy it into its group's
-        own area, from which its members copy
-        it out (decided from the largest node, so that all nodes cut the
-        message alike). In allgather topo_pipeline (segment mode, within
-        one node), 2 makes each group's leader copy the other groups'
-        blocks into its group's own area, from which its members read
-        them (bcast and allgather have two levels at most; where packages
-        are a level, 4 or 0, the groups of a package other than its first
-        copy what comes from other packages from its first group's area, so
-        that it crosses packages once). 0 (default): on
+        out (MPIR_CVAR_TOPO_PRINT shows each node's). bcast topo_pipeline
+        (segment mode) and allgather topo_pipeline (segment mode, within
+        one node) copy through the same levels: a unit that does not hold
+        the process where the data arrived gets one copy, which its first
+        member makes from its parent unit's copy into the unit's own area
+        of the slot, and its members and inner units read from there, so
+        that each chunk or block crosses to each package, group and cache
+        domain once. A slot is cut into one area per innermost unit (of
+        the node that has most) plus one; where areas would be under
+        4 KiB (bcast) or 1 KiB per process (allgather), the innermost level
+        is left out, alike on every node so that all nodes cut a message
+        alike (larger slots: MPIR_CVAR_TOPO_PIPELINE_CHUNK_SIZE).
+        0 (default): on
         nodes of at least 16 processes, every level they have (caches where
         they hold 4 processes or more on average), one level on smaller
         nodes; values above 4 count as 4, below 0 as 0.

@@ -91,17 +91,19 @@ cvars:
  *    chunk from there (or from the root's buffer) with one
  *    process_vm_readv: one copy instead of two.
  * Both modes send the same messages between nodes.
- *  - two levels (segment mode, MPIR_CVAR_TOPO_NODE_LEVELS): a chunk takes
- *    at most a (k+1)-th of a slot; the leader of each group whose domain
- *    the chunk did not arrive in (the root's group on its node, the
- *    chunk's leader's group elsewhere) copies it into its group's own area
- *    of the slot (MPIDI_Topo_level_area) and raises its copied counter, and its
- *    members copy out from there, waiting on their leader only.  Where
- *    packages of several groups are a level (MPIR_Topo_node_units), the
- *    leader of a group in another package than the chunk's, other than
- *    that package's first group, copies from that first group's area
- *    instead, so that a chunk crosses to each package once.
- *
+ *  - levels within a node (segment mode, MPIR_CVAR_TOPO_NODE_LEVELS:
+ *    packages, NUMA groups, L3 domains, as MPIR_Topo_node_units finds
+ *    them): a chunk takes at most a (U+1)-th of a slot, U the innermost
+ *    units used (MPIDI_Topo_level_areas).  A unit that does not hold the
+ *    process the chunk arrived at (the root on its node, the chunk's
+ *    leader elsewhere) gets its own copy: its first member copies the
+ *    chunk from its parent unit's area (area 0 where the parent holds
+ *    that process) into the unit's area and raises its copied counter,
+ *    and the unit's members and child units read from there, each
+ *    waiting on that one member; a first child shares its parent's copy.
+ *    So a chunk crosses to each package once, to each NUMA group of a
+ *    package once, to each L3 domain of a group once (bcast_path).
+ * *
  * Cost, n bytes in chunks of c, N nodes of L processes, k leaders per
  * node, q = n/(k.c) chunks per leader, d = ceil(log2 N): binomial
  * (d + q - 1).(alpha + f.c.beta) on the network for a node with f children
@@ -109,9 +111,12 @@ cvars:
  * (N + q - 2).(alpha + c.beta); every node receives n bytes once, split
  * over its k leaders; each local process copies n once
  * (segment mode: twice on the root's node), overlapped with the network
- * chunks.  Two levels add one copy of n by a leader of each group other
- * than the chunk's ((k-1).n per node), and the reads that cross domains
- * fall from (k-1)/k.L.n to (k-1).n per node; chunks are k+1 times smaller.
+ * chunks.  Levels add one copy of n into each innermost unit other than
+ * the chunk's ((U-1).n per node, one memcpy by a first member each), and
+ * at each level d of u_d units the reads of n that cross a level-d domain
+ * fall from (u_d-1)/u_d.L.n (every process, flat) to (u_d-1).n per node;
+ * the latency of a chunk grows by one copy per level below the arrival's
+ * (waits on one flag each), and chunks are U+1 times smaller.
  *
  * Timeline, segment mode, a non-root node, k = 2 leaders (l0, l1) and a
  * local process q; chunk i lies in slot i % 2:
@@ -211,14 +216,25 @@ static int leader_plan(MPIDI_Topo_engine_t * e, MPI_Aint m, MPI_Aint slot, MPI_A
     return chain;
 }
 
-/* the group of local process i */
-static int group_of(MPIDI_Topo_engine_t * e, int i)
+/* Where this process reads a chunk that arrives in area 0 at local process
+ * a, through the levels lv: *area (0: where it arrived), made by local
+ * process *maker, which copies it from *src, made by *src_maker (area 0:
+ * the arrival).  The first level whose unit of this process does not hold
+ * a has its own copy; below it a unit copies again unless it is its
+ * parent's first child, which shares its parent's area. */
+static void bcast_path(MPIDI_Topo_engine_t * e, const MPIDI_Topo_areas_t * lv, int a, int *area,
+                       int *maker, int *src, int *src_maker)
 {
-    int g = 0;
-
-    while (g + 1 < e->k && e->group_lo[g + 1] <= i)
-        g++;
-    return g;
+    *area = *src = 0;
+    *maker = *src_maker = -1;
+    for (int d = 1; d <= lv->depth; d++) {
+        if ((a >= e->lv_lo[d] && a < e->lv_hi[d]) || (*area && e->lv_lo[d] == e->lv_lo[d - 1]))
+            continue;
+        *src = *area;
+        *src_maker = *maker;
+        *area = lv->area_of[d];
+        *maker = e->lv_lo[d];
+    }
 }
 
 static void node_tree(int nn, int node, int root_node, int chain, int *parent, int *children,
@@ -257,11 +273,8 @@ static int bcast_segment(MPIDI_Topo_engine_t * e, const MPIDI_Topo_tbuf_t * tb, 
     int parent = -1, nchildren = 0, children[32];
     int nlocal = e->local_size, k = e->k;
     MPI_Aint chunk, nchunks;
-    MPI_Aint area = MPIDI_Topo_level_area(e, MPIDI_TOPO_BCAST_MIN_CHUNK);
-    int chain = leader_plan(e, m, area ? area : (MPI_Aint) e->slot_size, &chunk);
-    /* the group whose domain a chunk arrives in on the root's node */
-    int root_group = e->node == root_node ? group_of(e, root_local) : -1;
-    int stager = e->leader_local[e->group];
+    MPIDI_Topo_areas_t lv;
+    int chain;
     uint64_t base;
     MPIDI_Topo_ctrl_t *me = MPIDI_TOPO_CTRL(e, e->local_rank);
     MPIR_Request *reqs[32] = { NULL }, *rreq = NULL;
@@ -272,6 +285,8 @@ static int bcast_segment(MPIDI_Topo_engine_t * e, const MPIDI_Topo_tbuf_t * tb, 
     int receives = e->leader_comm && e->node != root_node;
     int prepost = receives && k == 1;
 
+    MPIDI_Topo_level_areas(e, MPIDI_TOPO_BCAST_MIN_CHUNK, &lv);
+    chain = leader_plan(e, m, lv.area ? lv.area : (MPI_Aint) e->slot_size, &chunk);
     nchunks = (m + chunk - 1) / chunk;
     mpi_errno = MPIDI_Topo_rounds(e, nchunks, &base, errflag);
     MPIR_ERR_CHECK(mpi_errno);
@@ -333,32 +348,26 @@ static int bcast_segment(MPIDI_Topo_engine_t * e, const MPIDI_Topo_tbuf_t * tb, 
             }
         }
         if (!am_root) {
-            /* two levels: a group other than the one the chunk arrived in
-             * reads the copy its leader made in the group's own area; that
-             * leader copies from where the chunk arrived, or, in another
-             * package than the chunk's, from the copy of its package's
-             * first group (pkg_first) */
-            int src = e->node == root_node ? root_group : g;
-            int via = e->pkg_first[e->group];
-            char *from = slot, *copy_from = slot;
-            if (area && e->group != src) {
-                from = slot + (1 + e->group) * area;
-                if (e->local_rank != stager)
-                    MPIDI_TOPO_WAIT_GE(e, &MPIDI_TOPO_CTRL(e, stager)->copied, r);
-                else if (via != e->group && via != e->pkg_first[src]) {
-                    copy_from = slot + (1 + via) * area;
-                    MPIDI_TOPO_WAIT_GE(e, &MPIDI_TOPO_CTRL(e, e->leader_local[via])->copied, r);
-                }
-            }
-            if ((from == slot || e->local_rank == stager) && copy_from == slot) {
-                if (e->node == root_node)
-                    MPIDI_TOPO_WAIT_GE(e, &MPIDI_TOPO_CTRL(e, root_local)->arrive, r);
-                else
-                    MPIDI_TOPO_WAIT_GE(e, &MPIDI_TOPO_CTRL(e, owner)->avail,
-                                       MPIDI_TOPO_PROG(r, 1));
-            }
-            if (from != slot && e->local_rank == stager) {
-                memcpy(from, copy_from, len);
+            /* levels: a unit that does not hold the process the chunk
+             * arrived at reads it from its own area, which its first
+             * member copies from its parent unit's (bcast_path) */
+            int a = e->node == root_node ? root_local : owner;
+            int at, maker, src, src_maker, me_copies;
+            char *from;
+
+            bcast_path(e, &lv, a, &at, &maker, &src, &src_maker);
+            from = slot + at * lv.area;
+            me_copies = at && maker == e->local_rank;
+            if (at && !me_copies)
+                MPIDI_TOPO_WAIT_GE(e, &MPIDI_TOPO_CTRL(e, maker)->copied, r);
+            else if (me_copies && src)
+                MPIDI_TOPO_WAIT_GE(e, &MPIDI_TOPO_CTRL(e, src_maker)->copied, r);
+            else if (e->node == root_node)
+                MPIDI_TOPO_WAIT_GE(e, &MPIDI_TOPO_CTRL(e, root_local)->arrive, r);
+            else
+                MPIDI_TOPO_WAIT_GE(e, &MPIDI_TOPO_CTRL(e, owner)->avail, MPIDI_TOPO_PROG(r, 1));
+            if (me_copies) {
+                memcpy(from, slot + src * lv.area, len);
                 MPIDI_TOPO_SHARED_DEFINED(from, len);
                 MPL_atomic_release_store_uint64(&me->copied, r);
                 MPIDI_TOPO_EVENT(e, "staged", i, 0);

@@ -235,15 +235,40 @@ int MPIDI_Topo_waitall(MPIDI_Topo_engine_t * e, int n, MPIR_Request ** reqs,
     return mpi_errno_ret;
 }
 
-MPI_Aint MPIDI_Topo_level_area(MPIDI_Topo_engine_t * e, MPI_Aint min)
+/* units of this node at level d */
+static int units_at(MPIDI_Topo_engine_t * e, int d)
 {
-    MPI_Aint area;
+    int n = e->local_size, count = 0;
 
-    if (e->k < 2 ||
-        MPIR_Topo_node_levels(e->max_local_size, e->k, MPIR_CVAR_TOPO_NODE_LEVELS) != 2)
-        return 0;
-    area = ((MPI_Aint) e->slot_size / (e->k + 1)) & ~(MPI_Aint) 4095;
-    return area >= min ? area : 0;
+    for (int i = 0; i < n; i++)
+        count += e->lv_units[d * n + i] == i;
+    return count;
+}
+
+void MPIDI_Topo_level_areas(MPIDI_Topo_engine_t * e, MPI_Aint min, MPIDI_Topo_areas_t * a)
+{
+    int n = e->local_size, ld;
+
+    a->area = 0;
+    a->depth = 0;
+    for (ld = MPIR_TOPO_MAX_NODE_LEVELS - 1; ld > 0; ld--) {
+        if (e->level_units[ld] < 2)
+            continue;
+        a->area = ((MPI_Aint) e->slot_size / (1 + e->level_units[ld])) & ~(MPI_Aint) 4095;
+        if (a->area >= min)
+            break;
+        a->area = 0;
+    }
+    if (a->area == 0)
+        return;
+    /* a node with fewer levels copies through all of its own */
+    a->depth = MPL_MIN(ld, e->nlevels - 1);
+    for (int d = 0; d <= a->depth; d++) {
+        const int *unit = e->lv_units + a->depth * n;
+        a->area_of[d] = 1;
+        for (int i = 0; i < e->lv_lo[d]; i++)
+            a->area_of[d] += unit[i] == i;
+    }
 }
 
 int MPIDI_Topo_rounds(MPIDI_Topo_engine_t * e, uint64_t n, uint64_t * base,
@@ -950,7 +975,8 @@ static int setup_budget(MPIR_Comm * comm, MPIDI_Topo_engine_t * e)
 static int setup_segment(MPIR_Comm * comm, MPIDI_Topo_engine_t * e, MPIR_Errflag_t * errflag)
 {
     int mpi_errno = MPI_SUCCESS, use_cma, cma_ok = 1;
-    int mine[2] = { 0, 0 }, all[2] = { 0, 0 };  /* no segment, no CMA */
+    /* no segment, no CMA, then the units at each level (level_units) */
+    int mine[1 + MPIR_TOPO_MAX_NODE_LEVELS] = { 0 }, all[1 + MPIR_TOPO_MAX_NODE_LEVELS];
     bool map_fail = false;
     size_t ctrl_bytes, cell_bytes;
 
@@ -989,8 +1015,13 @@ static int setup_segment(MPIR_Comm * comm, MPIDI_Topo_engine_t * e, MPIR_Errflag
     /* CMA only if it works on every node: the choice changes no message
      * between nodes, but keep the behaviour uniform and predictable */
     mine[1] = !cma_ok;
-    mpi_errno = MPIR_Allreduce_impl(mine, all, 2, MPI_INT, MPI_MAX, comm, errflag);
+    for (int d = 1; d < MPIR_TOPO_MAX_NODE_LEVELS && e->nlevels > 1; d++)
+        mine[1 + d] = units_at(e, MPL_MIN(d, e->nlevels - 1));
+    mpi_errno = MPIR_Allreduce_impl(mine, all, 1 + MPIR_TOPO_MAX_NODE_LEVELS, MPI_INT, MPI_MAX,
+                                    comm, errflag);
     MPIR_ERR_CHECK(mpi_errno);
+    for (int d = 1; d < MPIR_TOPO_MAX_NODE_LEVELS; d++)
+        e->level_units[d] = all[1 + d];
     e->cma = use_cma && !all[0] && !all[1];
     if (!e->cma)
         ptracer_release(e);

@@ -179,6 +179,169 @@ static void levels_group(void)
     tu_end();
 }
 
+/* the unit of level d holding local process i is [first, end) */
+static int in_unit(const int *unit, int n, int d, int first, int i)
+{
+    return i >= 0 && i < n && unit[d * n + i] == first;
+}
+
+/* Each unit of level d with first member u must have received exactly
+ * want[u] of the crossings counted in got[] (one per unit and level,
+ * indexed by d * n + first). */
+static void check_crossings(const int *unit, int n, int depth, const int *got, const int *want,
+                            const char *tag, const char *what)
+{
+    for (int d = 1; d <= depth; d++)
+        for (int u = 0; u < n; u++)
+            if (unit[d * n + u] == u)
+                CHECK_EQ(got[d * n + u], want[d * n + u], "%s: %s: level %d unit at %d", tag,
+                         what, d, u);
+}
+
+/* bcast's and allgather's copies through a node's levels down to each
+ * depth (MPIR_Topo_unit_chain, MPIR_Topo_copy_path, MPIR_Topo_gather_copies),
+ * played out: every process reads what it needs where it is, each area is
+ * written by one process only (its innermost unit's first member) and
+ * holds exactly the data from outside its unit, no copy waits on one
+ * that waits on it, and data cross into each unit of each level exactly
+ * once when it lacks them (never into one that holds them).  A wrong
+ * area, source or wait here is a wrong byte or a hang in the engine. */
+static void check_copies(int n, int nl, const int *unit, const char *tag)
+{
+    const int ML = MPIR_TOPO_MAX_NODE_LEVELS;
+    int *lo = tu_xmalloc(sizeof(int) * ML * n), *hi = tu_xmalloc(sizeof(int) * ML * n);
+    int *ao = tu_xmalloc(sizeof(int) * ML * n), *first = tu_xmalloc(sizeof(int) * (n + 1));
+    int *got = tu_xmalloc(sizeof(int) * ML * n), *want = tu_xmalloc(sizeof(int) * ML * n);
+    int *src_of = tu_xmalloc(sizeof(int) * (n + 1)), *done = tu_xmalloc(sizeof(int) * n);
+    int *have = tu_xmalloc(sizeof(int) * (n + 1) * n);
+    int step = n > 64 ? n / 16 : 1;
+
+    for (int depth = 1; depth < nl; depth++) {
+        int leaves = 0, copies, progress;
+
+        for (int i = 0; i < n; i++) {
+            MPIR_Topo_unit_chain(n, nl, unit, i, depth, lo + i * ML, hi + i * ML, ao + i * ML);
+            if (unit[depth * n + i] == i)
+                first[++leaves] = i;
+            CHECK_EQ(first[ao[i * ML + depth]], lo[i * ML + depth], "%s: depth %d: area of %d",
+                     tag, depth, i);
+        }
+        /* bcast, data arriving at a */
+        for (int a = 0; a < n; a += step) {
+            memset(got, 0, sizeof(int) * ML * n);
+            for (int x = 0; x <= leaves; x++)
+                src_of[x] = -1;
+            for (int i = 0; i < n; i++) {
+                int at, mk, src, smk, *L = lo + i * ML, *H = hi + i * ML;
+                int holds = a >= L[depth] && a < H[depth];
+                MPIR_Topo_copy_path(depth, L, H, ao + i * ML, a, &at, &mk, &src, &smk);
+                CHECK_EQ(at, holds ? 0 : ao[i * ML + depth], "%s: depth %d, bcast from %d: "
+                         "area of %d", tag, depth, a, i);
+                if (at == 0)
+                    continue;
+                CHECK_EQ(mk, first[at], "%s: depth %d, bcast from %d: maker of %d's area", tag,
+                         depth, a, i);
+                CHECK_EQ(smk, src ? first[src] : -1, "%s: depth %d, bcast from %d: maker of "
+                         "%d's source", tag, depth, a, i);
+                if (mk == i)
+                    src_of[at] = src;
+            }
+            copies = 0;
+            for (int x = 1; x <= leaves; x++) {
+                int from = src_of[x], hops = 0;
+                int holds = in_unit(unit, n, depth, first[x], a);
+                CHECK((from >= 0) == !holds, "%s: depth %d, bcast from %d: area %d %s", tag,
+                      depth, a, x, holds ? "copied into its unit holding the root" : "not made");
+                if (from < 0)
+                    continue;
+                copies++;
+                while (from > 0 && hops++ <= depth)
+                    from = src_of[from];
+                CHECK_EQ(from, 0, "%s: depth %d, bcast from %d: area %d's copies loop", tag,
+                         depth, a, x);
+                /* a crossing into each unit holding the copy, not its source */
+                for (int d = 1; d <= depth; d++) {
+                    int u = unit[d * n + first[x]], s = src_of[x] ? first[src_of[x]] : a;
+                    if (!in_unit(unit, n, d, u, s))
+                        got[d * n + u]++;
+                }
+            }
+            CHECK_EQ(copies, leaves - 1, "%s: depth %d, bcast from %d: copies", tag, depth, a);
+            for (int d = 1; d <= depth; d++)
+                for (int u = 0; u < n; u++)
+                    want[d * n + u] = !in_unit(unit, n, d, u, a);
+            check_crossings(unit, n, depth, got, want, tag, "bcast crossings");
+        }
+        /* allgather: every block arrived in area 0 */
+        memset(have, 0, sizeof(int) * (n + 1) * n);
+        memset(got, 0, sizeof(int) * ML * n);
+        memset(done, 0, sizeof(int) * n);
+        do {
+            progress = 0;
+            for (int x = 1; x <= leaves; x++) {
+                MPIR_Topo_copy_t c[MPIR_TOPO_MAX_COPIES];
+                int f = first[x], ready = 1, nc;
+                if (done[f])
+                    continue;
+                nc = MPIR_Topo_gather_copies(n, depth, lo + f * ML, hi + f * ML, ao + f * ML, f,
+                                             c);
+                CHECK(nc >= 0 && nc <= MPIR_TOPO_MAX_COPIES, "%s: %d copies", tag, nc);
+                for (int j = 0; j < nc; j++)
+                    ready &= c[j].src_maker < 0 || done[c[j].src_maker];
+                if (!ready)
+                    continue;
+                for (int j = 0; j < nc; j++) {
+                    CHECK_EQ(c[j].src_maker, c[j].src ? first[c[j].src] : -1,
+                             "%s: depth %d, allgather: maker of area %d", tag, depth, c[j].src);
+                    for (int b = c[j].lo; b < c[j].hi; b++) {
+                        int s = c[j].src ? first[c[j].src] : b;
+                        CHECK(c[j].src == 0 || have[c[j].src * n + b] == 1, "%s: depth %d, "
+                              "allgather: block %d copied from area %d before it was there",
+                              tag, depth, b, c[j].src);
+                        have[x * n + b]++;
+                        for (int d = 1; d <= depth; d++)
+                            if (!in_unit(unit, n, d, unit[d * n + f], s))
+                                got[d * n + unit[d * n + f]]++;
+                    }
+                }
+                done[f] = progress = 1;
+            }
+        } while (progress);
+        for (int x = 1; x <= leaves; x++) {
+            int f = first[x];
+            CHECK(done[f], "%s: depth %d, allgather: area %d never made (waits in a loop)",
+                  tag, depth, x);
+            for (int b = 0; b < n; b++)
+                CHECK_EQ(have[x * n + b], !in_unit(unit, n, depth, f, b), "%s: depth %d, "
+                         "allgather: copies of block %d in area %d", tag, depth, b, x);
+        }
+        for (int i = 0; i < n; i++) {
+            MPIR_Topo_copy_t c[MPIR_TOPO_MAX_COPIES];
+            if (unit[depth * n + i] != i)
+                CHECK_EQ(MPIR_Topo_gather_copies(n, depth, lo + i * ML, hi + i * ML, ao + i * ML,
+                                                 i, c), 0, "%s: depth %d: %d copies", tag,
+                         depth, i);
+        }
+        for (int d = 1; d <= depth; d++)
+            for (int u = 0; u < n; u++) {
+                int size = 0;
+                for (int i = u; i < n && unit[d * n + i] == u; i++)
+                    size++;
+                want[d * n + u] = unit[d * n + u] == u ? n - size : 0;
+            }
+        check_crossings(unit, n, depth, got, want, tag, "allgather crossings");
+    }
+    free(lo);
+    free(hi);
+    free(ao);
+    free(first);
+    free(got);
+    free(want);
+    free(src_of);
+    free(done);
+    free(have);
+}
+
 /* One node's levels (MPIR_Topo_node_units) as levels asks, the node's
  * processes (local order) with packages pkg[] and caches cache[] in k
  * groups from group_lo[]: level 0 is the node; every unit is a run of
@@ -226,6 +389,7 @@ static int check_units(int n, int k, const int *group_lo, const int *pkg, const 
               "processes)", tag, d, count, prev, n);
         prev = count;
     }
+    check_copies(n, nl, unit, tag);
     free(unit);
     return nl;
 }

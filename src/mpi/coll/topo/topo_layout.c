@@ -334,6 +334,68 @@ int MPIR_Topo_node_units(int n, int k, const int *group_lo, const int *package,
     return nlevels;
 }
 
+void MPIR_Topo_unit_chain(int n, int nlevels, const int *unit, int me, int depth, int *lo,
+                          int *hi, int *area_of)
+{
+    for (int d = 0; d < nlevels; d++) {
+        lo[d] = unit[d * n + me];
+        for (hi[d] = lo[d]; hi[d] < n && unit[d * n + hi[d]] == lo[d]; hi[d]++);
+    }
+    for (int d = 0; d <= depth; d++) {
+        area_of[d] = 1;
+        for (int i = 0; i < lo[d]; i++)
+            area_of[d] += unit[depth * n + i] == i;
+    }
+}
+
+void MPIR_Topo_copy_path(int depth, const int *lo, const int *hi, const int *area_of, int a,
+                         int *area, int *maker, int *src, int *src_maker)
+{
+    *area = *src = 0;
+    *maker = *src_maker = -1;
+    for (int d = 1; d <= depth; d++) {
+        if ((a >= lo[d] && a < hi[d]) || (*area && lo[d] == lo[d - 1]))
+            continue;
+        *src = *area;
+        *src_maker = *maker;
+        *area = area_of[d];
+        *maker = lo[d];
+    }
+}
+
+static int add_copy(MPIR_Topo_copy_t * c, int count, int lo, int hi, int src, int src_maker)
+{
+    if (lo < hi) {
+        c[count].lo = lo;
+        c[count].hi = hi;
+        c[count].src = src;
+        c[count].src_maker = src_maker;
+        count++;
+    }
+    return count;
+}
+
+int MPIR_Topo_gather_copies(int n, int depth, const int *lo, const int *hi, const int *area_of,
+                            int me, MPIR_Topo_copy_t * copies)
+{
+    int count = 0, top = depth;
+
+    if (depth < 1 || lo[depth] != me)
+        return 0;
+    /* the highest level whose unit me starts */
+    while (top > 0 && lo[top - 1] == me)
+        top--;
+    for (int d = top > 1 ? top : 1; d <= depth; d++) {
+        count = add_copy(copies, count, lo[d - 1], lo[d], 0, -1);
+        count = add_copy(copies, count, hi[d], hi[d - 1], 0, -1);
+    }
+    if (top > 0) {
+        count = add_copy(copies, count, 0, lo[top - 1], area_of[top - 1], lo[top - 1]);
+        count = add_copy(copies, count, hi[top - 1], n, area_of[top - 1], lo[top - 1]);
+    }
+    return count;
+}
+
 /* the groups of MPIR_Topo_cell_groups, cache domains kept apart where
  * by_cache is set */
 static int cut_groups(int n, const int *cache, int by_cache, int fanin, int *lo)

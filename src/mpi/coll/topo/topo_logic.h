@@ -226,6 +226,41 @@ int MPIR_Topo_node_levels(int local_size, int k, int levels);
 #define MPIR_TOPO_CACHE_LEVEL_MIN 4
 int MPIR_Topo_node_units(int n, int k, const int *group_lo, const int *package,
                          const int *cache, int levels, int *unit, int *group_level);
+/* The copies of bcast and allgather through those levels
+ * (MPIDI_Topo_level_areas), down to level depth of unit (n processes,
+ * nlevels levels).  Data arrive in area 0; the innermost units (level
+ * depth) have areas 1, 2, ... in local order, and a unit that needs its
+ * own copy keeps it in its first innermost unit's area.
+ * MPIR_Topo_unit_chain: process me's unit at each level d, [lo[d], hi[d])
+ * (d < nlevels), and area_of[d], the area of the innermost unit that
+ * starts at lo[d] (d <= depth). */
+void MPIR_Topo_unit_chain(int n, int nlevels, const int *unit, int me, int depth, int *lo,
+                          int *hi, int *area_of);
+/* bcast: where the process of that chain reads data that arrived at
+ * local process a: *area (0: where it arrived), whose copy local process
+ * *maker makes from *src, made by *src_maker (-1: area 0, the arrival).
+ * The first level whose unit of the process does not hold a has its own
+ * copy; below it a unit copies again unless it is its parent's first
+ * child, which shares its parent's area.  So data cross into each unit
+ * of each level once, and each innermost unit without a gets one copy. */
+void MPIR_Topo_copy_path(int depth, const int *lo, const int *hi, const int *area_of, int a,
+                         int *area, int *maker, int *src, int *src_maker);
+/* allgather (one node): the copies the process me of that chain makes
+ * into its innermost unit's area, which holds every block from outside
+ * that unit, if me is the unit's first member (else none): blocks of local
+ * processes [lo, hi) from area src, made by src_maker (-1: area 0, where
+ * each block arrived).  For each level at which me starts its unit, the
+ * blocks of the parent unit outside it from area 0; if me does not start
+ * the whole chain, the blocks outside the highest parent from that
+ * parent's area, made by its first member the same way.  So every block
+ * crosses into each unit of each level once.  Returns the count (at most
+ * MPIR_TOPO_MAX_COPIES). */
+typedef struct {
+    int lo, hi, src, src_maker;
+} MPIR_Topo_copy_t;
+#define MPIR_TOPO_MAX_COPIES (2 * MPIR_TOPO_MAX_NODE_LEVELS)
+int MPIR_Topo_gather_copies(int n, int depth, const int *lo, const int *hi, const int *area_of,
+                            int me, MPIR_Topo_copy_t * copies);
 /* Groups of a node's n processes (in local order) for a small reduction
  * through cells in two stages: runs of processes that share their largest
  * cache (cache[i], -1 unknown; the layout orders a node by package, NUMA

@@ -74,7 +74,7 @@ cvars:
  * (copy_out_levels).  The members read their own unit's blocks from
  * area 0 and the rest from its area, and wait on their own unit and its
  * first member only.
- * *
+ *
  * Cost, m bytes per process, N nodes of L processes, k leaders per node,
  * p = N.L: every process copies m in and p.m out (segment mode; direct
  * mode reads the same bytes once, with no copy in); a group leader's ring
@@ -201,30 +201,11 @@ static int copy_out_streamed(MPIDI_Topo_engine_t * e, const MPIDI_Topo_tbuf_t * 
     return mpi_errno_ret;
 }
 
-/* Copies the blocks of local processes [lo, hi) of round r from src into
- * dst; from area 0 (arrived) once each has arrived there, else the caller
- * waited for src's maker */
-static void copy_blocks(MPIDI_Topo_engine_t * e, char *dst, const char *src, int arrived,
-                        int lo, int hi, uint64_t r, MPI_Aint len)
-{
-    if (lo >= hi)
-        return;
-    if (arrived)
-        MPIDI_TOPO_WAIT_ALL(e, arrive, lo, hi, r);
-    memcpy(dst + lo * len, src + lo * len, (hi - lo) * len);
-    MPIDI_TOPO_SHARED_DEFINED(dst + lo * len, (hi - lo) * len);
-}
-
-/* Round r's copy out through the levels lv (one node).  Each innermost
- * unit keeps in its area every block from outside it, copied by its first
- * member f: the blocks of f's level-d unit's parent but not of the unit
- * itself from area 0 (where they arrived), for each level d at which f
- * is the first member, and, if f is not the first of its whole chain, the
- * blocks outside the highest such unit's parent from that parent's area
- * (its first member made it, the same way).  So a block crosses to each
- * package, each NUMA group, each L3 domain once.  Everyone reads its own
- * innermost unit's blocks from area 0 and the rest from the unit's area,
- * waiting on f only. */
+/* Round r's copy out through the levels lv (one node): the first member f
+ * of each innermost unit copies every block from outside its unit into
+ * the unit's area (MPIR_Topo_gather_copies), waiting for each where it
+ * copies it from; everyone reads its own unit's blocks from area 0, where
+ * they arrived, and the rest from its unit's area, waiting on f only. */
 static int copy_out_levels(MPIDI_Topo_engine_t * e, const MPIDI_Topo_tbuf_t * rb, char *slot,
                            const MPIDI_Topo_areas_t * lv, uint64_t r, MPI_Aint m, MPI_Aint off,
                            MPI_Aint len, MPIR_Errflag_t * errflag)
@@ -236,19 +217,16 @@ static int copy_out_levels(MPIDI_Topo_engine_t * e, const MPIDI_Topo_tbuf_t * rb
     char *mine = slot + lv->area_of[dp] * lv->area;
 
     if (me == f) {
-        int c = dp;             /* the highest level whose unit I start */
-        while (c > 0 && e->lv_lo[c - 1] == me)
-            c--;
-        for (int d = MPL_MAX(c, 1); d <= dp; d++) {
-            copy_blocks(e, mine, slot, 1, e->lv_lo[d - 1], e->lv_lo[d], r, len);
-            copy_blocks(e, mine, slot, 1, e->lv_hi[d], e->lv_hi[d - 1], r, len);
-        }
-        if (c > 0) {
-            int maker = e->lv_lo[c - 1];
-            char *theirs = slot + lv->area_of[c - 1] * lv->area;
-            MPIDI_TOPO_WAIT_GE(e, &MPIDI_TOPO_CTRL(e, maker)->copied, r);
-            copy_blocks(e, mine, theirs, 0, 0, e->lv_lo[c - 1], r, len);
-            copy_blocks(e, mine, theirs, 0, e->lv_hi[c - 1], n, r, len);
+        MPIR_Topo_copy_t c[MPIR_TOPO_MAX_COPIES];
+        int nc = MPIR_Topo_gather_copies(n, dp, e->lv_lo, e->lv_hi, lv->area_of, me, c);
+        for (int j = 0; j < nc; j++) {
+            char *dst = mine + c[j].lo * len, *src = slot + c[j].src * lv->area + c[j].lo * len;
+            if (c[j].src_maker < 0)
+                MPIDI_TOPO_WAIT_ALL(e, arrive, c[j].lo, c[j].hi, r);
+            else
+                MPIDI_TOPO_WAIT_GE(e, &MPIDI_TOPO_CTRL(e, c[j].src_maker)->copied, r);
+            memcpy(dst, src, (c[j].hi - c[j].lo) * len);
+            MPIDI_TOPO_SHARED_DEFINED(dst, (c[j].hi - c[j].lo) * len);
         }
         MPL_atomic_release_store_uint64(&MPIDI_TOPO_CTRL(e, me)->copied, r);
         MPIDI_TOPO_EVENT(e, "staged", 0, 0);

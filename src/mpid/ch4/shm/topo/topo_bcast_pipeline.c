@@ -102,8 +102,8 @@ cvars:
  *    and the unit's members and child units read from there, each
  *    waiting on that one member; a first child shares its parent's copy.
  *    So a chunk crosses to each package once, to each NUMA group of a
- *    package once, to each L3 domain of a group once (bcast_path).
- * *
+ *    package once, to each L3 domain of a group once (MPIR_Topo_copy_path).
+ *
  * Cost, n bytes in chunks of c, N nodes of L processes, k leaders per
  * node, q = n/(k.c) chunks per leader, d = ceil(log2 N): binomial
  * (d + q - 1).(alpha + f.c.beta) on the network for a node with f children
@@ -214,27 +214,6 @@ static int leader_plan(MPIDI_Topo_engine_t * e, MPI_Aint m, MPI_Aint slot, MPI_A
             *chunk = MPL_MIN(c, *chunk);
     }
     return chain;
-}
-
-/* Where this process reads a chunk that arrives in area 0 at local process
- * a, through the levels lv: *area (0: where it arrived), made by local
- * process *maker, which copies it from *src, made by *src_maker (area 0:
- * the arrival).  The first level whose unit of this process does not hold
- * a has its own copy; below it a unit copies again unless it is its
- * parent's first child, which shares its parent's area. */
-static void bcast_path(MPIDI_Topo_engine_t * e, const MPIDI_Topo_areas_t * lv, int a, int *area,
-                       int *maker, int *src, int *src_maker)
-{
-    *area = *src = 0;
-    *maker = *src_maker = -1;
-    for (int d = 1; d <= lv->depth; d++) {
-        if ((a >= e->lv_lo[d] && a < e->lv_hi[d]) || (*area && e->lv_lo[d] == e->lv_lo[d - 1]))
-            continue;
-        *src = *area;
-        *src_maker = *maker;
-        *area = lv->area_of[d];
-        *maker = e->lv_lo[d];
-    }
 }
 
 static void node_tree(int nn, int node, int root_node, int chain, int *parent, int *children,
@@ -350,12 +329,13 @@ static int bcast_segment(MPIDI_Topo_engine_t * e, const MPIDI_Topo_tbuf_t * tb, 
         if (!am_root) {
             /* levels: a unit that does not hold the process the chunk
              * arrived at reads it from its own area, which its first
-             * member copies from its parent unit's (bcast_path) */
+             * member copies from its parent unit's (MPIR_Topo_copy_path) */
             int a = e->node == root_node ? root_local : owner;
             int at, maker, src, src_maker, me_copies;
             char *from;
 
-            bcast_path(e, &lv, a, &at, &maker, &src, &src_maker);
+            MPIR_Topo_copy_path(lv.depth, e->lv_lo, e->lv_hi, lv.area_of, a, &at, &maker, &src,
+                                &src_maker);
             from = slot + at * lv.area;
             me_copies = at && maker == e->local_rank;
             if (at && !me_copies)

@@ -247,7 +247,7 @@ static int units_at(MPIDI_Topo_engine_t * e, int d)
 
 void MPIDI_Topo_level_areas(MPIDI_Topo_engine_t * e, MPI_Aint min, MPIDI_Topo_areas_t * a)
 {
-    int n = e->local_size, ld;
+    int ld, lo[MPIR_TOPO_MAX_NODE_LEVELS], hi[MPIR_TOPO_MAX_NODE_LEVELS];
 
     a->area = 0;
     a->depth = 0;
@@ -263,12 +263,8 @@ void MPIDI_Topo_level_areas(MPIDI_Topo_engine_t * e, MPI_Aint min, MPIDI_Topo_ar
         return;
     /* a node with fewer levels copies through all of its own */
     a->depth = MPL_MIN(ld, e->nlevels - 1);
-    for (int d = 0; d <= a->depth; d++) {
-        const int *unit = e->lv_units + a->depth * n;
-        a->area_of[d] = 1;
-        for (int i = 0; i < e->lv_lo[d]; i++)
-            a->area_of[d] += unit[i] == i;
-    }
+    MPIR_Topo_unit_chain(e->local_size, e->nlevels, e->lv_units, e->local_rank, a->depth, lo, hi,
+                         a->area_of);
 }
 
 int MPIDI_Topo_rounds(MPIDI_Topo_engine_t * e, uint64_t n, uint64_t * base,

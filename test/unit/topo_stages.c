@@ -45,7 +45,7 @@ static int count_units(const int *unit, int d, int L)
 }
 
 /* bcast and allgather (segment mode) through the same levels
- * (MPIDI_Topo_level_areas): per level, the bytes read across its domains
+ * (MPIDI_Topo_areas_t): per level, the bytes read across its domains
  * by one level (flat) against the levels (each unit receives what comes
  * from outside it once), and the innermost level the default slot's areas
  * allow (MPIR_CVAR_TOPO_PIPELINE_CHUNK_SIZE=131072: 4 KiB for bcast,

@@ -227,7 +227,7 @@ int MPIR_Topo_node_levels(int local_size, int k, int levels);
 int MPIR_Topo_node_units(int n, int k, const int *group_lo, const int *package,
                          const int *cache, int levels, int *unit, int *group_level);
 /* The copies of bcast and allgather through those levels
- * (MPIDI_Topo_level_areas), down to level depth of unit (n processes,
+ * (MPIDI_Topo_areas_t), down to level depth of unit (n processes,
  * nlevels levels).  Data arrive in area 0; the innermost units (level
  * depth) have areas 1, 2, ... in local order, and a unit that needs its
  * own copy keeps it in its first innermost unit's area.

@@ -63,7 +63,7 @@ cvars:
  * topo_pipeline, levels within one node (segment mode,
  * MPIR_CVAR_TOPO_NODE_LEVELS: packages, NUMA groups, L3 domains, as
  * MPIR_Topo_node_units finds them): a round takes a (U+1)-th of a slot, U
- * the innermost units (MPIDI_Topo_level_areas); blocks arrive in area 0,
+ * the innermost units (MPIDI_Topo_areas_t); blocks arrive in area 0,
  * and the first member of each innermost unit copies every block from
  * outside its unit into the unit's own area (the same area every round,
  * so that its first touch keeps those pages in the unit's domain) and
@@ -252,7 +252,8 @@ static int allgather_segment(MPIDI_Topo_engine_t * e, const MPIDI_Topo_tbuf_t * 
     const MPIR_Topo_layout_t *l = e->layout;
     int p = comm->local_size, nn = e->nnodes, k = e->k, n = e->node, g = e->group;
     int nlocal = e->local_size, mypos = l->pos[comm->rank];
-    MPIDI_Topo_areas_t lv = { 0 };
+    /* levels on one node, while a process' share of an area is 1 KiB+ */
+    const MPIDI_Topo_areas_t *lv = &e->allgather_areas;
     MPI_Aint per_round, nrounds;
     int streamed;
     MPI_Aint piece;
@@ -260,12 +261,9 @@ static int allgather_segment(MPIDI_Topo_engine_t * e, const MPIDI_Topo_tbuf_t * 
     MPIDI_Topo_ctrl_t *me = MPIDI_TOPO_CTRL(e, e->local_rank);
     MPI_Aint *counts = e->net_aint, *displs = e->net_aint + nn;
 
-    /* levels on one node, while a process' share of an area is 1 KiB+ */
-    if (nn == 1)
-        MPIDI_Topo_level_areas(e, 1024 * (MPI_Aint) p, &lv);
-    per_round = (lv.area ? lv.area : (MPI_Aint) e->slot_size) / p;
+    per_round = (lv->area ? lv->area : (MPI_Aint) e->slot_size) / p;
     nrounds = (m + per_round - 1) / per_round;
-    streamed = nn == 1 && !lv.area && nrounds == 1 && m > MPIDI_TOPO_ALLGATHER_PIECE;
+    streamed = nn == 1 && !lv->area && nrounds == 1 && m > MPIDI_TOPO_ALLGATHER_PIECE;
     piece = streamed ? MPIDI_TOPO_ALLGATHER_PIECE : MPL_MAX(m, 1);
     mpi_errno = MPIDI_Topo_rounds(e, nrounds, &base, errflag);
     MPIR_ERR_CHECK(mpi_errno);
@@ -325,8 +323,8 @@ static int allgather_segment(MPIDI_Topo_engine_t * e, const MPIDI_Topo_tbuf_t * 
             }
         }
 
-        if (lv.depth)
-            mpi_errno = copy_out_levels(e, rb, slot, &lv, r, m, off, len, errflag);
+        if (lv->depth)
+            mpi_errno = copy_out_levels(e, rb, slot, lv, r, m, off, len, errflag);
         else if (streamed)
             mpi_errno = copy_out_streamed(e, rb, slot, r, m, off, len, errflag);
         else

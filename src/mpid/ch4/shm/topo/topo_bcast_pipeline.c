@@ -94,7 +94,7 @@ cvars:
  *  - levels within a node (segment mode, MPIR_CVAR_TOPO_NODE_LEVELS:
  *    packages, NUMA groups, L3 domains, as MPIR_Topo_node_units finds
  *    them): a chunk takes at most a (U+1)-th of a slot, U the innermost
- *    units used (MPIDI_Topo_level_areas).  A unit that does not hold the
+ *    units used (MPIDI_Topo_areas_t).  A unit that does not hold the
  *    process the chunk arrived at (the root on its node, the chunk's
  *    leader elsewhere) gets its own copy: its first member copies the
  *    chunk from its parent unit's area (area 0 where the parent holds
@@ -141,7 +141,6 @@ cvars:
  * MPIDI_TOPO_BCAST_MIN_CHUNK, to keep the line full: on 4 nodes, 64 KiB
  * goes in one chunk where B is 16 KiB (a binomial tree then costs less),
  * in 8 where B is 2 KiB (the emulated cluster's 250 Mbit/s NICs). */
-#define MPIDI_TOPO_BCAST_MIN_CHUNK 4096
 
 static int ceil_log2(int n)
 {
@@ -252,7 +251,7 @@ static int bcast_segment(MPIDI_Topo_engine_t * e, const MPIDI_Topo_tbuf_t * tb, 
     int parent = -1, nchildren = 0, children[32];
     int nlocal = e->local_size, k = e->k;
     MPI_Aint chunk, nchunks;
-    MPIDI_Topo_areas_t lv;
+    const MPIDI_Topo_areas_t *lv = &e->bcast_areas;
     int chain;
     uint64_t base;
     MPIDI_Topo_ctrl_t *me = MPIDI_TOPO_CTRL(e, e->local_rank);
@@ -264,8 +263,7 @@ static int bcast_segment(MPIDI_Topo_engine_t * e, const MPIDI_Topo_tbuf_t * tb, 
     int receives = e->leader_comm && e->node != root_node;
     int prepost = receives && k == 1;
 
-    MPIDI_Topo_level_areas(e, MPIDI_TOPO_BCAST_MIN_CHUNK, &lv);
-    chain = leader_plan(e, m, lv.area ? lv.area : (MPI_Aint) e->slot_size, &chunk);
+    chain = leader_plan(e, m, lv->area ? lv->area : (MPI_Aint) e->slot_size, &chunk);
     nchunks = (m + chunk - 1) / chunk;
     mpi_errno = MPIDI_Topo_rounds(e, nchunks, &base, errflag);
     MPIR_ERR_CHECK(mpi_errno);
@@ -334,9 +332,9 @@ static int bcast_segment(MPIDI_Topo_engine_t * e, const MPIDI_Topo_tbuf_t * tb, 
             int at, maker, src, src_maker, me_copies;
             char *from;
 
-            MPIR_Topo_copy_path(lv.depth, e->lv_lo, e->lv_hi, lv.area_of, a, &at, &maker, &src,
+            MPIR_Topo_copy_path(lv->depth, e->lv_lo, e->lv_hi, lv->area_of, a, &at, &maker, &src,
                                 &src_maker);
-            from = slot + at * lv.area;
+            from = slot + at * lv->area;
             me_copies = at && maker == e->local_rank;
             if (at && !me_copies)
                 MPIDI_TOPO_WAIT_GE(e, &MPIDI_TOPO_CTRL(e, maker)->copied, r);
@@ -347,7 +345,7 @@ static int bcast_segment(MPIDI_Topo_engine_t * e, const MPIDI_Topo_tbuf_t * tb, 
             else
                 MPIDI_TOPO_WAIT_GE(e, &MPIDI_TOPO_CTRL(e, owner)->avail, MPIDI_TOPO_PROG(r, 1));
             if (me_copies) {
-                memcpy(from, slot + src * lv.area, len);
+                memcpy(from, slot + src * lv->area, len);
                 MPIDI_TOPO_SHARED_DEFINED(from, len);
                 MPL_atomic_release_store_uint64(&me->copied, r);
                 MPIDI_TOPO_EVENT(e, "staged", i, 0);

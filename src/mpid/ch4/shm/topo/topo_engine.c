@@ -245,16 +245,19 @@ static int units_at(MPIDI_Topo_engine_t * e, int d)
     return count;
 }
 
-void MPIDI_Topo_level_areas(MPIDI_Topo_engine_t * e, MPI_Aint min, MPIDI_Topo_areas_t * a)
+/* The areas of MPIDI_Topo_areas_t of at least min bytes, units[d] the
+ * most units any node has at level d (agreed) */
+static void level_areas(MPIDI_Topo_engine_t * e, const int *units, MPI_Aint min,
+                        MPIDI_Topo_areas_t * a)
 {
     int ld, lo[MPIR_TOPO_MAX_NODE_LEVELS], hi[MPIR_TOPO_MAX_NODE_LEVELS];
 
     a->area = 0;
     a->depth = 0;
     for (ld = MPIR_TOPO_MAX_NODE_LEVELS - 1; ld > 0; ld--) {
-        if (e->level_units[ld] < 2)
+        if (units[ld] < 2)
             continue;
-        a->area = ((MPI_Aint) e->slot_size / (1 + e->level_units[ld])) & ~(MPI_Aint) 4095;
+        a->area = ((MPI_Aint) e->slot_size / (1 + units[ld])) & ~(MPI_Aint) 4095;
         if (a->area >= min)
             break;
         a->area = 0;
@@ -971,7 +974,7 @@ static int setup_budget(MPIR_Comm * comm, MPIDI_Topo_engine_t * e)
 static int setup_segment(MPIR_Comm * comm, MPIDI_Topo_engine_t * e, MPIR_Errflag_t * errflag)
 {
     int mpi_errno = MPI_SUCCESS, use_cma, cma_ok = 1;
-    /* no segment, no CMA, then the units at each level (level_units) */
+    /* no segment, no CMA, then the units at each level (level_areas) */
     int mine[1 + MPIR_TOPO_MAX_NODE_LEVELS] = { 0 }, all[1 + MPIR_TOPO_MAX_NODE_LEVELS];
     bool map_fail = false;
     size_t ctrl_bytes, cell_bytes;
@@ -1016,8 +1019,9 @@ static int setup_segment(MPIR_Comm * comm, MPIDI_Topo_engine_t * e, MPIR_Errflag
     mpi_errno = MPIR_Allreduce_impl(mine, all, 1 + MPIR_TOPO_MAX_NODE_LEVELS, MPI_INT, MPI_MAX,
                                     comm, errflag);
     MPIR_ERR_CHECK(mpi_errno);
-    for (int d = 1; d < MPIR_TOPO_MAX_NODE_LEVELS; d++)
-        e->level_units[d] = all[1 + d];
+    level_areas(e, all + 1, MPIDI_TOPO_BCAST_MIN_CHUNK, &e->bcast_areas);
+    if (e->nnodes == 1)
+        level_areas(e, all + 1, 1024 * (MPI_Aint) comm->local_size, &e->allgather_areas);
     e->cma = use_cma && !all[0] && !all[1];
     if (!e->cma)
         ptracer_release(e);

@@ -117,6 +117,28 @@ typedef struct {
 } MPIDI_Topo_ag_learn_t;
 #define MPIDI_TOPO_AG_CLASSES 64        /* log2 of the bytes per process */
 
+/* The levels within the node (MPIR_CVAR_TOPO_NODE_LEVELS, e->lv_lo) that
+ * bcast and allgather copy through in segment mode: a slot is cut into
+ * 1 + U areas of whole pages, U the most units any node has at the
+ * innermost level used.  Data meet in area 0; a unit that needs its own
+ * copy keeps it in the area of its first innermost unit, always the same,
+ * so that the first touch of its first member puts those pages in its
+ * domain, and a unit that is the first child of a unit with a copy shares
+ * its parent's (no copy).  The innermost level is the deepest whose areas
+ * hold min bytes, the same on every node (from the most units any node
+ * has at each level, agreed at setup), so that every node cuts messages
+ * alike: 4 KiB for bcast (MPIDI_TOPO_BCAST_MIN_CHUNK), 1 KiB per process
+ * for allgather (one node only). */
+typedef struct {
+    MPI_Aint area;              /* bytes of an area; 0: one level, whole slots */
+    int depth;                  /* this node's innermost level used (0: none) */
+    /* d = 0..depth: the area of the innermost unit that starts where this
+     * process' level-d unit starts (1 + its index among them) */
+    int area_of[MPIR_TOPO_MAX_NODE_LEVELS];
+} MPIDI_Topo_areas_t;
+/* the smallest chunk of bcast topo_pipeline (see its cost model) */
+#define MPIDI_TOPO_BCAST_MIN_CHUNK 4096
+
 typedef struct MPIDI_Topo_engine {
     const char *why_not;        /* non-NULL: the engine cannot run on this comm */
     MPIR_Topo_layout_t *layout; /* owned by comm->topo */
@@ -166,10 +188,8 @@ typedef struct MPIDI_Topo_engine {
     int *lv_units;              /* (2 MPIR_TOPO_MAX_NODE_LEVELS + 3) x local_size: each
                                  * level's units, packages, caches, lv_child's, then
                                  * pkg_first */
-    /* agreed at setup: the most units that any node of the communicator
-     * has at level d (at its innermost level where it has fewer; 0 where
-     * it has one level), which sizes the areas of MPIDI_Topo_level_areas */
-    int level_units[MPIR_TOPO_MAX_NODE_LEVELS];
+    /* the levels bcast and allgather copy through (set at setup) */
+    MPIDI_Topo_areas_t bcast_areas, allgather_areas;
     /* k entries: the first group of each group's package where packages
      * are a level (group_level 2), else the group itself.  On allreduce's
      * way out a package's later groups copy the result from its first
@@ -244,24 +264,6 @@ int MPIDI_Topo_allgather_learned(MPIDI_Topo_engine_t * e, const void *sendbuf,
 int MPIDI_Topo_rounds(MPIDI_Topo_engine_t * e, uint64_t n, uint64_t * base,
                       MPIR_Errflag_t * errflag);
 
-/* The levels within the node (MPIR_CVAR_TOPO_NODE_LEVELS, e->lv_lo) that
- * bcast and allgather copy through in segment mode: a slot is cut into
- * 1 + U areas of whole pages, U the most units any node has at the
- * innermost level used.  Data meet in area 0; a unit that needs its own
- * copy keeps it in the area of its first innermost unit, always the same,
- * so that the first touch of its first member puts those pages in its
- * domain, and a unit that is the first child of a unit with a copy shares
- * its parent's (no copy).  The innermost level is the deepest whose areas
- * hold min bytes, the same on every node (from the agreed level_units),
- * so that every node cuts messages alike. */
-typedef struct {
-    MPI_Aint area;              /* bytes of an area; 0: one level, whole slots */
-    int depth;                  /* this node's innermost level used (0: none) */
-    /* d = 0..depth: the area of the innermost unit that starts where this
-     * process' level-d unit starts (1 + its index among them) */
-    int area_of[MPIR_TOPO_MAX_NODE_LEVELS];
-} MPIDI_Topo_areas_t;
-void MPIDI_Topo_level_areas(MPIDI_Topo_engine_t * e, MPI_Aint min, MPIDI_Topo_areas_t * a);
 
 /* Waiting loops spin on a flag; every poll_mask + 1 spins they let the
  * netmod progress (other operations of this process may need it, and

@@ -26,7 +26,11 @@
  *      it, as MPI gives out without them, all still right afterwards;
  *   K. 4000 nonblocking bcasts and allreduces outstanding on one
  *      communicator, completed by one MPI_Waitall, holding no memory
- *      mapping each.
+ *      mapping each;
+ *   L. a root's small bcasts running many calls ahead of late readers,
+ *      right after an allgather, an allreduce or a barrier: a writer may
+ *      reuse the place of an earlier call's data only once every reader
+ *      is done with it.
  * Run with any algorithm forced (and MPIR_CVAR_TOPO_EAGER_SETUP=1 for the
  * nonblocking ones) or none; argv[1] may name the parts to run ("ACH"). */
 
@@ -38,6 +42,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static int errs = 0, wrank, wsize;
 /* counts a failed check, and prints the first 20 */
@@ -610,16 +615,49 @@ static void test_many_pending(void)
     free(me);
 }
 
+/* L: a root's small bcasts run ahead of late readers */
+static void test_run_ahead(void)
+{
+    const int n = 48;           /* several times the calls a writer may have unread */
+    int v[48], me = wrank, sum, bad = 0, *all = malloc(wsize * sizeof(int));
+    MPI_Comm c;
+
+    MPI_Comm_dup(MPI_COMM_WORLD, &c);
+    for (int i = 0; i < 300; i++)       /* (enough small calls to set the engine up) */
+        MPI_Allreduce(&me, &sum, 1, MPI_INT, MPI_SUM, c);
+    for (int k = 0; k < 3 * wsize; k++) {
+        int root = k % wsize;
+        if (k / wsize == 0)
+            MPI_Allgather(&me, 1, MPI_INT, all, 1, MPI_INT, c);
+        else if (k / wsize == 1)
+            MPI_Allreduce(&me, &sum, 1, MPI_INT, MPI_SUM, c);
+        else
+            MPI_Barrier(c);
+        if (wrank != root)
+            usleep(20000);      /* the readers come late: the root runs ahead */
+        for (int i = 0; i < n; i++) {
+            v[i] = wrank == root ? 1000 * k + i : -1;
+            MPI_Bcast(&v[i], 1, MPI_INT, root, c);
+        }
+        for (int i = 0; i < n; i++)
+            bad += v[i] != 1000 * k + i;
+    }
+    check(bad == 0, "L: %d of %d bcasts received something else", bad, 3 * wsize * n);
+    MPI_Comm_free(&c);
+    free(all);
+}
+
 int main(int argc, char **argv)
 {
     MTest_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &wrank);
     MPI_Comm_size(MPI_COMM_WORLD, &wsize);
-    /* parts A to K, in order */
+    /* parts A to L, in order */
     void (*const parts[])(void) = { test_free_pending, test_free_persistent, test_loc,
-        test_bottom, test_self, test_types, test_bad, test_cross_order, test_misc_types, test_many_comms, test_many_pending
+        test_bottom, test_self, test_types, test_bad, test_cross_order, test_misc_types,
+        test_many_comms, test_many_pending, test_run_ahead
     };
-    const char *which = argc > 1 ? argv[1] : "ABCDEFGHIJK";
+    const char *which = argc > 1 ? argv[1] : "ABCDEFGHIJKL";
     for (int i = 0; i < (int) (sizeof(parts) / sizeof(parts[0])); i++)
         if (strchr(which, 'A' + i))
             parts[i] ();

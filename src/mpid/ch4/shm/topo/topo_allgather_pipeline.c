@@ -105,12 +105,13 @@ cvars:
  * MPIDI_TOPO_CELL) and then the cell's sequence word, and copies every
  * process' block out of its cell once that word says it is there: one
  * cache-line transfer brings the word with the block's first bytes, and no
- * round (arrive counters, slot) is used.  Cost: one copy in, L copies out,
- * about 2 cache-line transfers of latency. */
+ * round (arrive counters, slot) is used.  Having seen every cell, a
+ * process knows its own earlier cells are free.  Cost: one copy in, L
+ * copies out, about 2 cache-line transfers of latency. */
 static int allgather_cells(MPIDI_Topo_engine_t * e, const MPIDI_Topo_tbuf_t * sb,
                            const MPIDI_Topo_tbuf_t * rb, MPI_Aint m, MPIR_Errflag_t * errflag)
 {
-    int mpi_errno = MPI_SUCCESS, mpi_errno_ret = MPI_SUCCESS;
+    int mpi_errno = MPI_SUCCESS, mpi_errno_ret = MPI_SUCCESS, all_seen = 1;
     uint64_t s;
     char *cell;
 
@@ -123,10 +124,18 @@ static int allgather_cells(MPIDI_Topo_engine_t * e, const MPIDI_Topo_tbuf_t * sb
     for (int a = 0; a < e->local_size; a++) {
         cell = MPIDI_TOPO_CELL(e, a, s);
         MPIDI_TOPO_WAIT_GE(e, MPIDI_TOPO_CELL_SEQ(cell), s);
+        /* (a wait also ends when the node fails) */
+        all_seen &= MPL_atomic_acquire_load_uint64(MPIDI_TOPO_CELL_SEQ(cell)) >= s;
         mpi_errno = MPIDI_Topo_tbuf_unpack(rb, e->layout->order[a] * m,
                                            cell + MPIDI_TOPO_CELL_DATA, m);
         MPIDI_TOPO_LOCAL_ERR(e, mpi_errno, mpi_errno_ret, errflag);
     }
+    /* Every process has begun call s, so each is done reading the cells of
+     * the calls before it (a process runs its engine calls one at a time,
+     * nonblocking ones included): the next claims need not read their
+     * cell_done (a cache miss every few calls, 2-3% of this call). */
+    if (all_seen && e->cells_free < s - 1 + MPIDI_TOPO_NCELLS)
+        e->cells_free = s - 1 + MPIDI_TOPO_NCELLS;
     MPIDI_TOPO_EVENT(e, "out", 0, 0);
     MPIDI_Topo_cell_done(e, s);
     return MPIDI_Topo_check_node(e, mpi_errno_ret, errflag);

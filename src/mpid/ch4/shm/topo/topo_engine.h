@@ -264,7 +264,6 @@ int MPIDI_Topo_allgather_learned(MPIDI_Topo_engine_t * e, const void *sendbuf,
 int MPIDI_Topo_rounds(MPIDI_Topo_engine_t * e, uint64_t n, uint64_t * base,
                       MPIR_Errflag_t * errflag);
 
-
 /* Waiting loops spin on a flag; every poll_mask + 1 spins they let the
  * netmod progress (other operations of this process may need it, and
  * leaders' own network steps do) and other threads into MPICH, and every

@@ -297,6 +297,16 @@ case $mode in
     mpirun)
         command -v mpirun.openmpi >/dev/null ||
             { echo "cluster.sh: mpirun.openmpi not found (bench/install-peers.sh)" >&2; exit 2; }
+        # a node with more processes than cores: Open MPI refuses to bind
+        # two to a core unless told, where Hydra shares them out
+        if [ $over = yes ]; then
+            a=() prev=
+            for x in "$@"; do
+                [ "$prev" = --bind-to ] && case $x in core|hwthread) x=$x:overload-allowed ;; esac
+                a+=("$x") prev=$x
+            done
+            set -- "${a[@]}"
+        fi
         hostargs=(--host "$slots")
         if [ "$ompi_hosts" = hostfile ]; then
             for ((n = 0; n < nodes; n++)); do echo "node$n slots=$ppn"; done >"$work/hostfile"

@@ -61,14 +61,17 @@ def main(d):
             "nothing. "
             "`ours best` is the fastest of our algorithms forced; `stock best` "
             "the fastest of MPICH's forced; `busiest NIC` what mpich-topo's "
-            "default made the busiest node send, over the least it must." % (GROWTH, GROWTH, cores), ""]
+            "default made the busiest node send, over the least it must; "
+            "`wire us` the time that least takes at the NIC's rate, and "
+            "`headroom` MPICH's default time over it: the most any algorithm "
+            "could gain on it while the network alone sets the time." % (GROWTH, GROWTH, cores), ""]
     verdict = []
     for kb in full:
         for coll in sorted({c[0] for c in cases}):
             out += ["## %s at %s per NIC" % (coll, rate(kb)), ""]
             out += ["| nodes x ppn | placement | size | MPICH default us | mpich-topo default "
-                    "| ours best | stock best | Open MPI | coll_han | busiest NIC |",
-                    "|---|---|---|---|---|---|---|---|---|---|"]
+                    "| ours best | stock best | Open MPI | coll_han | busiest NIC | wire us | headroom |",
+                    "|---|---|---|---|---|---|---|---|---|---|---|---|"]
             for c in cases:
                 if c[0] != coll:
                     continue
@@ -113,11 +116,14 @@ def main(d):
                 else:
                     topo, vt = cell("mpich-topo", "default")
                 nb = net.get((kb, "mpich-topo", coll, pl, n, ppn, b, "default"))
-                out.append("| %d x %d | %s | %s | %.0f %s | %s | %s | %s | %s | %s | %s |" % (
+                # bits over bits per ms: us
+                wire = nb[1] * 8 * 1000 / kb if nb and nb[1] > 0 else None
+                out.append("| %d x %d | %s | %s | %.0f %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
                     n, ppn, pl, size(b), base, "x%.1f" % gb if gb else "", topo,
                     best("mpich", ours)[0], best("mpich", stock)[0],
                     cell("openmpi", "default")[0], cell("openmpi-han", "default")[0],
-                    "%.2f" % (nb[0] / nb[1]) if nb and nb[1] > 0 else "-"))
+                    "%.2f" % (nb[0] / nb[1]) if nb and nb[1] > 0 else "-",
+                    "%.0f" % wire if wire else "-", "%.2f" % (base / wire) if wire else "-"))
                 for a in ours:
                     v = cell("mpich", a)[1]
                     if v is not None:

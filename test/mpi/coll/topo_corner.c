@@ -30,7 +30,10 @@
  *   L. a root's small bcasts running many calls ahead of late readers,
  *      right after an allgather, an allreduce or a barrier: a writer may
  *      reuse the place of an earlier call's data only once every reader
- *      is done with it.
+ *      is done with it;
+ *   M. large nonblocking and persistent allgathers within a node, each
+ *      pending while blocking allgathers and user-op allreduces (MPICH's
+ *      algorithms, MPICH's fixed tags) run on the same communicator.
  * Run with any algorithm forced (and MPIR_CVAR_TOPO_EAGER_SETUP=1 for the
  * nonblocking ones) or none; argv[1] may name the parts to run ("ACH"). */
 
@@ -647,17 +650,82 @@ static void test_run_ahead(void)
     free(all);
 }
 
+/* M: a user-op allreduce, so that MPICH's own algorithm runs */
+static void sum_op(void *in, void *inout, int *len, MPI_Datatype * t)
+{
+    for (int i = 0; i < *len; i++)
+        ((int *) inout)[i] += ((int *) in)[i];
+}
+
+/* M: the first large allgathers of a size within a node once timed
+ * MPICH's ring and agreed by MPICH's allreduce on the communicator itself,
+ * also inside a nonblocking or persistent call, whose messages then
+ * matched those of the blocking calls made while it was pending. */
+static void test_pending_large(void)
+{
+    const int big = 256 * 1024 / sizeof(int), small = 24 * 1024 / sizeof(int), nr = 1000;
+    int *sb = malloc(big * sizeof(int)), *rb = malloc((size_t) wsize * big * sizeof(int));
+    int *ss = malloc(small * sizeof(int)), *rs = malloc((size_t) wsize * small * sizeof(int));
+    int *a = malloc(nr * sizeof(int)), bad = 0, calls = 0;
+    MPI_Comm c;
+    MPI_Request pr, r;
+    MPI_Op op;
+
+    MPI_Op_create(sum_op, 1, &op);
+    MPI_Comm_dup(MPI_COMM_WORLD, &c);
+    /* (a persistent init sets the engine up where its algorithm is ours) */
+    MPI_Allgather_init(sb, big, MPI_INT, rb, big, MPI_INT, c, MPI_INFO_NULL, &pr);
+    for (int it = 0; it < 12; it++) {
+        for (int i = 0; i < big; i++)
+            sb[i] = wrank * 7 + i + it;
+        for (int i = 0; i < wsize * big; i++)
+            rb[i] = -1;
+        if (it % 2)
+            MPI_Start(&pr);
+        else
+            MPI_Iallgather(sb, big, MPI_INT, rb, big, MPI_INT, c, &r);
+        for (int k = 0; k < 2; k++) {
+            for (int i = 0; i < small; i++)
+                ss[i] = wrank * 3 + i + k;
+            MPI_Allgather(ss, small, MPI_INT, rs, small, MPI_INT, c);
+            for (int p = 0; p < wsize; p++)
+                for (int i = 0; i < small; i++)
+                    bad += rs[p * small + i] != p * 3 + i + k;
+            for (int i = 0; i < nr; i++)
+                a[i] = wrank + i;
+            MPI_Allreduce(MPI_IN_PLACE, a, nr, MPI_INT, op, c);
+            for (int i = 0; i < nr; i++)
+                bad += a[i] != wsize * (wsize - 1) / 2 + wsize * i;
+            calls += 2;
+        }
+        MPI_Wait(it % 2 ? &pr : &r, MPI_STATUS_IGNORE);
+        for (int p = 0; p < wsize; p++)
+            for (int i = 0; i < big; i++)
+                bad += rb[(size_t) p * big + i] != p * 7 + i + it;
+    }
+    check(bad == 0, "M: %d elements wrong in 12 large allgathers and the %d blocking calls "
+          "made while they were pending", bad, calls);
+    MPI_Request_free(&pr);
+    MPI_Comm_free(&c);
+    MPI_Op_free(&op);
+    free(sb);
+    free(rb);
+    free(ss);
+    free(rs);
+    free(a);
+}
+
 int main(int argc, char **argv)
 {
     MTest_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &wrank);
     MPI_Comm_size(MPI_COMM_WORLD, &wsize);
-    /* parts A to L, in order */
+    /* parts A to M, in order */
     void (*const parts[])(void) = { test_free_pending, test_free_persistent, test_loc,
         test_bottom, test_self, test_types, test_bad, test_cross_order, test_misc_types,
-        test_many_comms, test_many_pending, test_run_ahead
+        test_many_comms, test_many_pending, test_run_ahead, test_pending_large
     };
-    const char *which = argc > 1 ? argv[1] : "ABCDEFGHIJKL";
+    const char *which = argc > 1 ? argv[1] : "ABCDEFGHIJKLM";
     for (int i = 0; i < (int) (sizeof(parts) / sizeof(parts[0])); i++)
         if (strchr(which, 'A' + i))
             parts[i] ();

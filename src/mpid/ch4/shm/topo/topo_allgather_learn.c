@@ -30,7 +30,8 @@ cvars:
         on one VM the segment and CMA lead MPICH's ring by up to 1.4x, on
         another they trail it). 0 turns learning off: the segment, or CMA
         from MPIR_CVAR_TOPO_ALLGATHER_CMA_THRESHOLD. A topo_pipeline that
-        the user chose (CVAR or tuning file) never learns.
+        the user chose (CVAR or tuning file) never learns, nor does a
+        nonblocking or persistent one (MPI_Iallgather, MPI_Allgather_init).
 
 === END_MPI_T_CVAR_INFO_BLOCK ===
 */
@@ -73,8 +74,12 @@ static const char *way_name[MPIDI_TOPO_AG_WAYS] = { "ring", "segment", "cma" };
 int MPIDI_Topo_allgather_learns(MPIDI_Topo_engine_t * e, MPIDI_Topo_leader_step_t leader_step,
                                 MPI_Aint total)
 {
-    /* (the user's choice last: small calls skip its look-up) */
-    return total >= MPIDI_TOPO_AG_LEARN_MIN && e->nnodes == 1 &&
+    /* Not in a nonblocking or persistent call: the ring trial and the
+     * agreement are MPICH's blocking algorithms on comm, with fixed tags,
+     * which would match the messages of a blocking collective that the
+     * user makes on comm while this call is pending.  (The user's choice
+     * last: small calls skip its look-up.) */
+    return total >= MPIDI_TOPO_AG_LEARN_MIN && e->nnodes == 1 && !MPIR_Topo_nb_current &&
         leader_step == MPIDI_TOPO_LEADERS_RING && MPIR_CVAR_TOPO_ALLGATHER_TRIALS > 0 &&
         !MPIR_Topo_user_chose("MPIR_Allgather_intra_topo_pipeline");
 }

@@ -297,8 +297,8 @@ case $mode in
     mpirun)
         command -v mpirun.openmpi >/dev/null ||
             { echo "cluster.sh: mpirun.openmpi not found (bench/install-peers.sh)" >&2; exit 2; }
-        # a node with more processes than cores: Open MPI refuses to bind
-        # two to a core unless told, where Hydra shares them out
+        # more processes than cores (the nodes share them): Open MPI refuses
+        # to bind two to a core unless told, where Hydra shares them out
         if [ $over = yes ]; then
             a=() prev=
             for x in "$@"; do

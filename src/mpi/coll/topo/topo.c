@@ -617,6 +617,8 @@ void MPIR_Topo_comm_free(MPIR_Comm * comm)
         return;
     if (topo->engine_free && topo->engine)
         topo->engine_free(topo->engine);
+    if (topo->persist_comm)
+        MPIR_Comm_release(topo->persist_comm);
     MPIR_Topo_layout_free(topo->layout);
     MPL_free(topo->locs);
     if (topo->map)
@@ -626,6 +628,55 @@ void MPIR_Topo_comm_free(MPIR_Comm * comm)
     MPL_free(topo->tree_child_forwards);
     MPL_free(topo);
     comm->topo = NULL;
+}
+
+/* The integer CVARs of mpich-topo with their meaningful ranges: a value
+ * outside its range (a negative stack size, a zero divisor) would crash
+ * or misbehave deep inside a collective, so it is named on stderr and
+ * replaced by its documented default before any communicator uses it. */
+void MPIR_Topo_cvars_check(void)
+{
+    const struct {
+        int *value;
+        const char *name;
+        int lo, hi, dflt;
+    } cvars[] = {
+        {&MPIR_CVAR_TOPO_NB_STACK_SIZE, "MPIR_CVAR_TOPO_NB_STACK_SIZE", 65536, 1 << 30, 262144},
+        {&MPIR_CVAR_TOPO_PIPELINE_CHUNK_SIZE, "MPIR_CVAR_TOPO_PIPELINE_CHUNK_SIZE", 0, 1 << 30,
+         131072},
+        {&MPIR_CVAR_TOPO_BCAST_TREE_CHUNK_SIZE, "MPIR_CVAR_TOPO_BCAST_TREE_CHUNK_SIZE", 0, INT_MAX,
+         65536},
+        {&MPIR_CVAR_TOPO_SETUP_CALLS, "MPIR_CVAR_TOPO_SETUP_CALLS", 0, INT_MAX, 128},
+        {&MPIR_CVAR_TOPO_SETUP_BYTES, "MPIR_CVAR_TOPO_SETUP_BYTES", 1, INT_MAX, 65536},
+        {&MPIR_CVAR_TOPO_PERSIST_MAX, "MPIR_CVAR_TOPO_PERSIST_MAX", 0, 1024, 64},
+        {&MPIR_CVAR_TOPO_NODE_LEVELS, "MPIR_CVAR_TOPO_NODE_LEVELS", 0, MPIR_TOPO_MAX_NODE_LEVELS,
+         0},
+        {&MPIR_CVAR_TOPO_LEADERS_PER_NODE, "MPIR_CVAR_TOPO_LEADERS_PER_NODE", 0, INT_MAX, 0},
+        {&MPIR_CVAR_TOPO_CELL_FANIN, "MPIR_CVAR_TOPO_CELL_FANIN", -1, INT_MAX, -1},
+        {&MPIR_CVAR_TOPO_SPINS_BEFORE_YIELD, "MPIR_CVAR_TOPO_SPINS_BEFORE_YIELD", -1, 1 << 30, -1},
+        {&MPIR_CVAR_TOPO_NETWORK_LATENCY_BYTES, "MPIR_CVAR_TOPO_NETWORK_LATENCY_BYTES", 1, INT_MAX,
+         16384},
+        {&MPIR_CVAR_TOPO_ALLGATHER_TRIALS, "MPIR_CVAR_TOPO_ALLGATHER_TRIALS", 0, 1 << 20, 3},
+        {&MPIR_CVAR_TOPO_ALLGATHER_CMA_THRESHOLD, "MPIR_CVAR_TOPO_ALLGATHER_CMA_THRESHOLD", -1,
+         INT_MAX, -1},
+        {&MPIR_CVAR_TOPO_BCAST_CMA_THRESHOLD, "MPIR_CVAR_TOPO_BCAST_CMA_THRESHOLD", -1, INT_MAX,
+         -1},
+        {&MPIR_CVAR_TOPO_TIMELINE_CALL, "MPIR_CVAR_TOPO_TIMELINE_CALL", 0, INT_MAX, 2},
+        {&MPIR_CVAR_TOPO_DEBUG_ROUNDS_LEFT, "MPIR_CVAR_TOPO_DEBUG_ROUNDS_LEFT", 0, INT_MAX, 0},
+        {&MPIR_CVAR_TOPO_DEBUG_SETUP_NOMEM, "MPIR_CVAR_TOPO_DEBUG_SETUP_NOMEM", -1, INT_MAX, -1},
+        {&MPIR_CVAR_TOPO_DEBUG_STAGING_NOMEM, "MPIR_CVAR_TOPO_DEBUG_STAGING_NOMEM", -1, INT_MAX,
+         -1},
+    };
+
+    for (size_t i = 0; i < sizeof(cvars) / sizeof(cvars[0]); i++) {
+        int v = *cvars[i].value;
+
+        if (v >= cvars[i].lo && v <= cvars[i].hi)
+            continue;
+        fprintf(stderr, "mpich-topo: %s=%d is outside %d..%d; using its default, %d\n",
+                cvars[i].name, v, cvars[i].lo, cvars[i].hi, cvars[i].dflt);
+        *cvars[i].value = cvars[i].dflt;
+    }
 }
 
 int MPIR_Topo_user_chose(const char *algo)

@@ -36,6 +36,9 @@ typedef struct MPIR_Topo_comm {
     /* nonblocking and persistent calls started and not yet finished, in
      * start order (topo_nb.c) */
     struct MPIR_Topo_nb *nb_queue, *nb_last;
+    /* where every member asserts mpi_assert_strict_persistent_collective_ordering:
+     * the communicator its persistent calls share (topo_entry.c) */
+    struct MPIR_Comm *persist_comm;
     /* values of the selection's topology predicates (csel_topo.c) */
     MPIR_Csel_topo_facts_t csel;
 } MPIR_Topo_comm_t;
@@ -101,6 +104,10 @@ int MPIR_Topo_comm_get_tree(MPIR_Comm * comm, MPIR_Topo_comm_t * topo, int root)
  * honoured; the rest from hwloc and the process binding). */
 void MPIR_Topo_get_my_loc(MPIR_Comm * comm, MPIR_Topo_loc_t * loc);
 
+/* Replaces each integer mpich-topo CVAR outside its range by its default,
+ * saying so on stderr (once, when the first communicator is committed) */
+void MPIR_Topo_cvars_check(void);
+
 /* Handles an algorithm that cannot run with these arguments, as
  * MPIR_CVAR_COLLECTIVE_FALLBACK says: returns an error naming the algorithm
  * and the reason (error), or prints that and returns MPI_SUCCESS so the
@@ -113,11 +120,17 @@ typedef struct MPIR_Topo_nb MPIR_Topo_nb_t;
 /* the algorithm: runs on the call's own stack; errflag as for a blocking
  * collective */
 typedef int (*MPIR_Topo_nb_body_fn) (void *arg, MPIR_Errflag_t * errflag);
-/* Adds to sched a vertex that runs body(arg) after the calls started
- * before it on comm.  arg is the call's from here on: arg_free(arg) when
- * the schedule is freed (also on error).  Local. */
-int MPIR_Topo_nb_sched(MPIR_Comm * comm, MPIR_Topo_nb_body_fn body, void *arg,
-                       void (*arg_free) (void *arg), MPIR_TSP_sched_t sched);
+/* A call to be: a persistent one takes its stack here, before its members
+ * agree that the call may run (so that a mapping that fails on one process
+ * is agreed on); NULL where memory ran out.  Local. */
+MPIR_Topo_nb_t *MPIR_Topo_nb_new(int persistent);
+/* one that will not be scheduled after all */
+void MPIR_Topo_nb_discard(MPIR_Topo_nb_t * op);
+/* Adds to sched a vertex that runs op, body(arg), after the calls started
+ * before it on comm.  op and arg are the schedule's from here on:
+ * arg_free(arg) when the schedule is freed (also on error).  Local. */
+int MPIR_Topo_nb_sched(MPIR_Topo_nb_t * op, MPIR_Comm * comm, MPIR_Topo_nb_body_fn body,
+                       void *arg, void (*arg_free) (void *arg), MPIR_TSP_sched_t sched);
 /* Before a blocking call that uses what the queued calls use: runs them to
  * completion (outside a coroutine; a no-op inside one). */
 int MPIR_Topo_nb_drain(MPIR_Comm * comm);

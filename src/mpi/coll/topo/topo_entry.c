@@ -516,9 +516,16 @@ typedef struct MPIR_Topo_nb_algo {
 typedef struct {
     const MPIR_Topo_algo_t *algo;
     MPIR_Topo_args_t a;
+    MPIR_Comm *own;             /* a persistent call's own communicator, or NULL */
+    int own_shared;             /* own is shared by comm's persistent calls */
 } topo_nb_call_t;
 
 #ifdef MPIR_TOPO_HAVE_ENGINE
+/* Persistent calls that hold a communicator of their own now, in this
+ * process (MPIR_CVAR_TOPO_PERSIST_MAX) */
+static int topo_own_comms;
+static void topo_persist_release(MPIR_Comm * own, int shared);
+
 /* the call holds its datatypes, as MPICH's schedules do: the user may free
  * them as soon as the call is started */
 static void topo_nb_call_free(void *arg)
@@ -528,6 +535,9 @@ static void topo_nb_call_free(void *arg)
     MPIR_Datatype_release_if_not_builtin(call->a.datatype);
     if (call->a.sendtype != MPI_DATATYPE_NULL)
         MPIR_Datatype_release_if_not_builtin(call->a.sendtype);
+    /* (local: the request is inactive, so no message of it is left) */
+    if (call->own)
+        topo_persist_release(call->own, call->own_shared);
     MPL_free(call);
 }
 
@@ -608,8 +618,35 @@ cvars:
         the setup costs. Smaller calls count toward
         MPIR_CVAR_TOPO_SETUP_CALLS in proportion to their size.
 
+    - name        : MPIR_CVAR_TOPO_PERSIST_MAX
+      category    : TOPO
+      type        : int
+      default     : 64
+      class       : none
+      verbosity   : MPI_T_VERBOSITY_USER_BASIC
+      scope       : MPI_T_SCOPE_ALL_EQ
+      description : >-
+        How many persistent topo_pipeline collectives (MPI_Bcast_init,
+        MPI_Allreduce_init, MPI_Allgather_init) may run the engine at once
+        in a process. MPI lets processes start persistent collectives in
+        different orders, so each such request runs on a communicator and
+        node segment of its own (made by its init, freed with it): about
+        270 KiB of shared memory per node (MPIR_CVAR_TOPO_PIPELINE_CHUNK_SIZE)
+        and two or three context ids each. Inits past this many (on any
+        member), and where that segment would exceed
+        MPIR_CVAR_COLL_SHM_LIMIT_PER_NODE, get MPICH's nonblocking algorithm
+        as MPIR_CVAR_COLLECTIVE_FALLBACK says. A communicator whose info sets
+        mpi_assert_strict_persistent_collective_ordering to true on every
+        member needs none of this: its persistent requests share its engine
+        as nonblocking calls do. 0: only those.
+
 === END_MPI_T_CVAR_INFO_BLOCK ===
 */
+
+/* The MPI-4.1 communicator hint mpi_assert_strict_persistent_collective_ordering,
+ * registered with MPICH's hints when the first communicator is committed
+ * (MPI_COMM_WORLD, before the user can set it); 0 until then */
+static int topo_hint_strict_order;
 
 /* > 0 while this thread sets an engine up (its own communicators must not
  * get one) or commits a communicator inside progress (MPI_Comm_idup, an
@@ -620,6 +657,14 @@ MPL_TLS int MPIR_Topo_setup_hold;
 
 void MPIR_Topo_comm_committed(MPIR_Comm * comm)
 {
+    /* (the first commit is MPI_COMM_WORLD's or MPI_COMM_SELF's, inside
+     * MPI_Init, before the user can set a hint or use a collective) */
+    if (topo_hint_strict_order == 0) {
+        topo_hint_strict_order =
+            MPIR_Comm_register_hint(0, "mpi_assert_strict_persistent_collective_ordering", NULL,
+                                    MPIR_COMM_HINT_TYPE_BOOL, 0, 0);
+        MPIR_Topo_cvars_check();
+    }
     /* (a setup that fails is agreed by all members and recorded on the
      * engine: the calls then fall back, which is what a lazy setup does) */
     /* (nor on MPICH's own sub-communicators: MPI_Intercomm_merge commits a
@@ -648,6 +693,77 @@ int MPIR_Topo_engine_ready(MPIR_Comm * comm, int setup)
 #endif
 }
 
+#ifdef MPIR_TOPO_HAVE_ENGINE
+/* A persistent call's own communicator, on which its engine keeps its own
+ * rounds, cells, segment and network communicators from init to free.
+ * MPI lets each process start persistent requests in its own order, and
+ * make blocking or nonblocking collectives on comm between them in any
+ * order too: requests that shared comm's engine would take its rounds in
+ * different orders on different processes.  Where every member asserts
+ * mpi_assert_strict_persistent_collective_ordering, the persistent
+ * requests on comm share one such communicator (their starts are in the
+ * same order everywhere, as nonblocking calls are): one segment and dup
+ * for all of them instead of one each.
+ * Collective over comm (an init may communicate): all members agree on
+ * the hint, MPIR_CVAR_TOPO_PERSIST_MAX and what failed to be allocated
+ * for the call (failed: an error on all); *shared says whether *own is
+ * comm's shared one, *why_not why the call cannot run. */
+static int topo_persist_own(MPIR_Comm * comm, int failed, MPIR_Comm ** own, int *shared,
+                            const char **why_not)
+{
+    int mpi_errno = MPI_SUCCESS;
+    MPIR_Errflag_t errflag = MPIR_ERR_NONE;
+    MPIR_Topo_comm_t *topo = MPIR_Topo_comm_struct(comm);
+    /* any member past the limit; any member without the hint */
+    int v[2] = { topo_own_comms >= MPIR_CVAR_TOPO_PERSIST_MAX,
+        !topo_hint_strict_order || !comm->hints[topo_hint_strict_order]
+    };
+
+    *own = NULL;
+    *shared = 0;
+    mpi_errno = MPIR_Topo_agree_max(comm, failed || topo == NULL, v, 2, &errflag);
+    MPIR_ERR_CHECK(mpi_errno);
+    *shared = !v[1];
+    if (*shared && topo->persist_comm) {
+        /* (made by an earlier init: the same one on every member) */
+        *own = topo->persist_comm;
+        MPIR_Comm_add_ref(*own);
+        goto fn_exit;
+    }
+    if (!*shared && v[0]) {
+        *why_not = "MPIR_CVAR_TOPO_PERSIST_MAX persistent requests hold an engine of their "
+            "own already (MPI lets processes start them in different orders)";
+        goto fn_exit;
+    }
+    /* (no eager setup on it: the caller sets the engine up) */
+    MPIR_Topo_setup_hold++;
+    mpi_errno = MPII_Comm_copy(comm, comm->local_size, NULL, own);
+    MPIR_Topo_setup_hold--;
+    MPIR_ERR_CHECK(mpi_errno);
+    if (*shared) {
+        /* (comm's reference, dropped when comm is freed) */
+        topo->persist_comm = *own;
+        MPIR_Comm_add_ref(*own);
+    } else {
+        topo_own_comms++;
+    }
+
+  fn_exit:
+    return mpi_errno;
+  fn_fail:
+    *own = NULL;
+    goto fn_exit;
+}
+
+/* what topo_persist_own made or referenced for a call */
+static void topo_persist_release(MPIR_Comm * own, int shared)
+{
+    MPIR_Comm_free_impl(own);
+    if (!shared)
+        topo_own_comms--;
+}
+#endif
+
 static int topo_nb_sched(const MPIR_Topo_nb_algo_t * nb, const MPIR_Topo_args_t * a,
                          MPIR_TSP_sched_t sched)
 {
@@ -661,30 +777,57 @@ static int topo_nb_sched(const MPIR_Topo_nb_algo_t * nb, const MPIR_Topo_args_t 
 #ifdef MPIR_TOPO_HAVE_ENGINE
     {
         int persistent = ((MPII_Genutil_sched_t *) sched)->is_persistent;
-        topo_nb_call_t *call;
+        MPIR_Comm *own = NULL;
+        int shared = 0;
+        MPIR_Topo_nb_t *op = NULL;
+        topo_nb_call_t *call = NULL;
 
+        /* (what the arguments rule out, the same on every member, first:
+         * nothing is allocated for a call that cannot run) */
+        if (nb->why_not)
+            why_not = nb->why_not(a);
+        if (why_not == NULL) {
+            op = MPIR_Topo_nb_new(persistent);
+            call = MPL_malloc(sizeof(*call), MPL_MEM_COLL);
+        }
+        /* (a persistent init agrees on what it allocated) */
+        if (why_not == NULL && comm->local_size > 1 && persistent)
+            mpi_errno = topo_persist_own(comm, op == NULL || call == NULL, &own, &shared,
+                                         &why_not);
         /* (alone on its communicator, a call copies locally: no engine,
          * but still a coroutine) */
-        if (comm->local_size > 1)
-            why_not = MPIDI_Topo_engine_nb_why_not(comm, persistent, &mpi_errno, &errflag);
-        else
-            why_not = MPIR_Topo_nb_usable();
+        if (why_not == NULL && mpi_errno == MPI_SUCCESS) {
+            if (comm->local_size > 1)
+                why_not = MPIDI_Topo_engine_nb_why_not(own ? own : comm, persistent, &mpi_errno,
+                                                       &errflag);
+            else
+                why_not = MPIR_Topo_nb_usable();
+        }
+        if (why_not || mpi_errno || op == NULL || call == NULL) {
+            if (own)
+                topo_persist_release(own, shared);
+            if (op)
+                MPIR_Topo_nb_discard(op);
+            MPL_free(call);
+        }
         MPIR_ERR_CHECK(mpi_errno);
-        if (why_not == NULL && nb->why_not)
-            why_not = nb->why_not(a);
         if (why_not)
             goto cannot_run;
-        call = MPL_malloc(sizeof(*call), MPL_MEM_COLL);
-        MPIR_ERR_CHKANDJUMP(call == NULL, mpi_errno, MPI_ERR_NO_MEM, "**nomem");
+        MPIR_ERR_CHKANDJUMP(op == NULL || call == NULL, mpi_errno, MPI_ERR_NO_MEM, "**nomem");
         call->algo = &topo_algos[nb->blocking];
         call->a = *a;
+        call->own = own;
+        call->own_shared = shared;
+        if (own)
+            call->a.comm = own;
         /* (with MPI_IN_PLACE, sendtype is whatever the caller passed) */
         if (a->sendbuf == MPI_IN_PLACE)
             call->a.sendtype = MPI_DATATYPE_NULL;
         MPIR_Datatype_add_ref_if_not_builtin(a->datatype);
         if (call->a.sendtype != MPI_DATATYPE_NULL)
             MPIR_Datatype_add_ref_if_not_builtin(call->a.sendtype);
-        return MPIR_Topo_nb_sched(comm, topo_nb_body, call, topo_nb_call_free, sched);
+        return MPIR_Topo_nb_sched(op, call->a.comm, topo_nb_body, call, topo_nb_call_free,
+                                  sched);
     }
 #else
     why_not = "MPICH was built without CH4 shared memory (configure --with-ch4-shmmods=posix)";

@@ -55,8 +55,10 @@ cvars:
       description : >-
         Bytes of stack for each outstanding nonblocking or persistent
         topology-aware collective (topo_pipeline), which runs on a stack of
-        its own (mapped on first use, below a guard page that stops an
+        its own (mapped on first use, below a 64 KiB guard that stops an
         overflow).  User-defined reduction operations run on it too.
+        65536 to 1073741824; another value is replaced by the default, with
+        a warning.
 
 === END_MPI_T_CVAR_INFO_BLOCK ===
 */
@@ -141,7 +143,7 @@ struct MPIR_Topo_nb {
 #else
     ucontext_t ctx, caller;
 #endif
-    char *stack;                /* guard page, then stack_size bytes */
+    char *stack;                /* guard (guard_size), then stack_size bytes */
     size_t stack_size;
     int stack_on_start;         /* a nonblocking call's: taken when it starts
                                  * running, given back when it returns */
@@ -155,6 +157,16 @@ static size_t page_size(void)
 {
     long p = sysconf(_SC_PAGESIZE);
     return p > 0 ? (size_t) p : 4096;
+}
+
+/* The guard below each stack: an overflow faults there rather than write
+ * over other memory, as long as no frame is larger than the guard (a
+ * frame that skips a smaller guard lands beyond it).  The largest frames
+ * on a call's stack are MPICH's and ours, a few KiB (gcc -fstack-usage):
+ * 64 KiB covers them with room to spare, and costs address space only. */
+static size_t guard_size(void)
+{
+    return MPL_MAX(page_size(), (size_t) 65536);
 }
 
 static void nb_trampoline(void)
@@ -192,11 +204,12 @@ static size_t stack_cache_size;
 static int nb_stack_alloc(MPIR_Topo_nb_t * op)
 {
     int mpi_errno = MPI_SUCCESS;
-    size_t guard = page_size();
-    size_t size = MPL_MAX((size_t) MPIR_CVAR_TOPO_NB_STACK_SIZE, 16 * guard);
+    size_t guard = guard_size(), pg = page_size();
+    /* (MPIR_Topo_cvars_check keeps the CVAR within 64 KiB..1 GiB) */
+    size_t size = MPL_MAX((size_t) MPIR_CVAR_TOPO_NB_STACK_SIZE, 16 * pg);
     char *p;
 
-    size = (size + guard - 1) / guard * guard;
+    size = (size + pg - 1) / pg * pg;
     if (stack_cache && stack_cache_size == size) {
         p = stack_cache;
         memcpy(&stack_cache, p + guard, sizeof(void *));
@@ -205,8 +218,12 @@ static int nb_stack_alloc(MPIR_Topo_nb_t * op)
         p = mmap(NULL, size + guard, PROT_READ | PROT_WRITE,
                  MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
         MPIR_ERR_CHKANDJUMP(p == MAP_FAILED, mpi_errno, MPI_ERR_NO_MEM, "**nomem");
-        /* the stack grows down towards the guard page */
-        (void) mprotect(p, guard, PROT_NONE);
+        /* the stack grows down towards the guard; a stack without one
+         * could overflow silently into other memory: none rather */
+        if (mprotect(p, guard, PROT_NONE) != 0) {
+            munmap(p, size + guard);
+            MPIR_ERR_SETANDJUMP(mpi_errno, MPI_ERR_NO_MEM, "**nomem");
+        }
     }
     op->stack = p;
     op->stack_size = size;
@@ -221,7 +238,7 @@ static int nb_stack_alloc(MPIR_Topo_nb_t * op)
 
 static void nb_stack_free(MPIR_Topo_nb_t * op)
 {
-    size_t guard = page_size();
+    size_t guard = guard_size();
 
 #ifdef MPIR_TOPO_HAVE_VALGRIND_H
     VALGRIND_STACK_DEREGISTER(op->valgrind_id);
@@ -241,10 +258,10 @@ static void nb_stack_free(MPIR_Topo_nb_t * op)
 static void nb_start(MPIR_Topo_nb_t * op)
 {
 #if MPIR_TOPO_NB_FAST_SWITCH
-    op->sp = nb_frame(op->stack + page_size() + op->stack_size, nb_trampoline);
+    op->sp = nb_frame(op->stack + guard_size() + op->stack_size, nb_trampoline);
 #else
     getcontext(&op->ctx);
-    op->ctx.uc_stack.ss_sp = op->stack + page_size();
+    op->ctx.uc_stack.ss_sp = op->stack + guard_size();
     op->ctx.uc_stack.ss_size = op->stack_size;
     op->ctx.uc_link = &op->caller;
     makecontext(&op->ctx, nb_trampoline, 0);
@@ -376,20 +393,38 @@ static int nb_result(MPIR_Comm * comm, int tag, void *data)
     return MPI_SUCCESS;
 }
 
-int MPIR_Topo_nb_sched(MPIR_Comm * comm, MPIR_Topo_nb_body_fn body, void *arg,
-                       void (*arg_free) (void *arg), MPIR_TSP_sched_t sched)
+MPIR_Topo_nb_t *MPIR_Topo_nb_new(int persistent)
+{
+    MPIR_Topo_nb_t *op = MPL_calloc(1, sizeof(*op), MPL_MEM_COLL);
+
+    if (op == NULL)
+        return NULL;
+    op->state = NB_IDLE;
+    op->stack_on_start = !persistent;
+    if (persistent && nb_stack_alloc(op) != MPI_SUCCESS) {
+        MPL_free(op);
+        return NULL;
+    }
+    return op;
+}
+
+void MPIR_Topo_nb_discard(MPIR_Topo_nb_t * op)
+{
+    if (op->stack)
+        nb_stack_free(op);
+    MPL_free(op);
+}
+
+int MPIR_Topo_nb_sched(MPIR_Topo_nb_t * op, MPIR_Comm * comm, MPIR_Topo_nb_body_fn body,
+                       void *arg, void (*arg_free) (void *arg), MPIR_TSP_sched_t sched)
 {
     int mpi_errno = MPI_SUCCESS, type_id, vtx;
-    MPIR_Topo_nb_t *op;
 
+    MPIR_Assert(op->stack_on_start == !((MPII_Genutil_sched_t *) sched)->is_persistent);
     /* (the queue lives in the communicator's topo struct) */
     if (MPIR_Topo_comm_struct(comm) == NULL) {
         arg_free(arg);
-        MPIR_ERR_SETANDJUMP(mpi_errno, MPI_ERR_OTHER, "**nomem");
-    }
-    op = MPL_calloc(1, sizeof(*op), MPL_MEM_COLL);
-    if (op == NULL) {
-        arg_free(arg);
+        MPIR_Topo_nb_discard(op);
         MPIR_ERR_SETANDJUMP(mpi_errno, MPI_ERR_OTHER, "**nomem");
     }
     op->comm = comm;
@@ -398,15 +433,6 @@ int MPIR_Topo_nb_sched(MPIR_Comm * comm, MPIR_Topo_nb_body_fn body, void *arg,
     op->body = body;
     op->arg = arg;
     op->arg_free = arg_free;
-    op->state = NB_IDLE;
-    op->stack_on_start = !op->sched->is_persistent;
-    if (!op->stack_on_start) {
-        mpi_errno = nb_stack_alloc(op);
-        if (mpi_errno) {
-            nb_free(op);
-            MPIR_ERR_CHECK(mpi_errno);
-        }
-    }
 
     type_id = MPIR_TSP_sched_new_type(sched, nb_issue, nb_complete, nb_free);
     mpi_errno = MPIR_TSP_sched_generic(type_id, op, sched, 0, NULL, &vtx);

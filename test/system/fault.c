@@ -30,10 +30,24 @@
  *                     rank R: allgather: error class K") and on every
  *                     process that depends on R's data, never with wrong
  *                     data reported as success ("success with wrong
- *                     data"); a stock collective still works afterwards.
+ *                     data"); then, on the same communicator, allreduces,
+ *                     reduces (to the last rank) of 4 and 2n ints and a
+ *                     barrier, which must end alike ("fault: rank R: then
+ *                     allreduce 4: ..."); a stock collective still works
+ *                     afterwards.
  *                     "fault staging BYTES nb": the same as MPI_Iallgather
  *                     and MPI_Ibcast then MPI_Wait, after a persistent
  *                     init that sets the engine up on each duplicate.
+ *   fault reduce BYTES  run with MPIR_CVAR_TOPO_DEBUG_STAGING_NOMEM=R: an
+ *                     allreduce of strided ints (staged), twice, then a
+ *                     reduce to rank 0, twice, all on one duplicate of the
+ *                     world: every call ends on every process, and none
+ *                     reports wrong data as success ("fault: rank R:
+ *                     allreduce 0: error class K").
+ *   fault nodefail BYTES  run with MPIR_CVAR_TOPO_DEBUG_NODE_FAILED=R: the
+ *                     reductions of then_reductions on a duplicate of the
+ *                     world, R failing its part of each: every process of
+ *                     every node must return an error.
  *   fault shmkill win|engine  rank 1 kills itself (SIGKILL) as it opens a
  *                     shared memory segment that rank 0 has created and
  *                     waits for it to attach: in MPI_Win_allocate_shared
@@ -91,6 +105,41 @@ static void drop_ptrace_capability(void)
         return;
     d[CAP_SYS_PTRACE / 32].effective &= ~(1u << (CAP_SYS_PTRACE % 32));
     syscall(SYS_capset, &h, d);
+}
+
+/* After a failed call: allreduces and reduces (to the last rank) of 4
+ * and 2n ints and a barrier on the same communicator, one round and
+ * several: a node whose process failed must not send what it has as
+ * good.  Prints "fault: rank R: then allreduce 4: error class K" and the
+ * like. */
+static void then_reductions(MPI_Comm comm, int n)
+{
+    int rank, size, *a = malloc(2 * sizeof(int) * n), *b = malloc(2 * sizeof(int) * n);
+
+    MPI_Comm_rank(comm, &rank);
+    MPI_Comm_size(comm, &size);
+    for (int k = 0; k < 5; k++) {
+        int cnt = k % 2 ? 2 * n : 4, err, cls, bad = 0;
+        int wants = k < 2 || (k < 4 && rank == size - 1);
+        const char *what = k < 2 ? "allreduce" : k < 4 ? "reduce" : "barrier";
+        for (int i = 0; i < cnt; i++) {
+            a[i] = rank + i;
+            b[i] = -1;
+        }
+        if (k < 2)
+            err = MPI_Allreduce(a, b, cnt, MPI_INT, MPI_SUM, comm);
+        else if (k < 4)
+            err = MPI_Reduce(a, b, cnt, MPI_INT, MPI_SUM, size - 1, comm);
+        else
+            err = MPI_Barrier(comm);
+        for (int i = 0; i < cnt && err == MPI_SUCCESS && wants; i++)
+            bad |= b[i] != size * (size - 1) / 2 + size * i;
+        MPI_Error_class(err, &cls);
+        printf("fault: rank %d: then %s %d: %s class %d\n", rank, what, cnt,
+               err != MPI_SUCCESS ? "error" : bad ? "success with wrong data" : "success", cls);
+    }
+    free(a);
+    free(b);
 }
 
 int main(int argc, char **argv)
@@ -187,6 +236,7 @@ int main(int argc, char **argv)
             printf("fault: rank %d: %s: %s class %d\n", rank, c == 0 ? "allgather" : "bcast",
                    err != MPI_SUCCESS ? "error" : bad ? "success with wrong data" : "success",
                    cls);
+            then_reductions(comm, n);
         }
         MPI_Reduce(&m, &sum, 1, MPI_LONG, MPI_SUM, 0, MPI_COMM_WORLD);
         if (rank == 0)
@@ -197,6 +247,51 @@ int main(int argc, char **argv)
         MPI_Type_free(&strided);
         free(ag);
         free(bc);
+    } else if (argc > 1 && strcmp(argv[1], "reduce") == 0) {
+        /* every other int of 2n, summed: the engine stages it */
+        int n = (int) (m / sizeof(int)), *in = malloc(2 * sizeof(int) * n);
+        int *out = malloc(2 * sizeof(int) * n);
+        long sum = 0;
+        MPI_Datatype strided;
+        MPI_Comm comm;
+        MPI_Type_vector(n, 1, 2, MPI_INT, &strided);
+        MPI_Type_commit(&strided);
+        MPI_Comm_dup(MPI_COMM_WORLD, &comm);
+        MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);
+        /* allreduce twice, then reduce (root 0) twice, all on one
+         * communicator: a failed call must not leave it hanging or lying */
+        for (int c = 0; c < 4; c++) {
+            int err, cls = MPI_SUCCESS, bad = 0, wants = c < 2 || rank == 0;
+            for (int i = 0; i < 2 * n; i++) {
+                in[i] = rank + i;
+                out[i] = -1;
+            }
+            if (c < 2)
+                err = MPI_Allreduce(in, out, 1, strided, MPI_SUM, comm);
+            else
+                err = MPI_Reduce(in, out, 1, strided, MPI_SUM, 0, comm);
+            for (int i = 0; i < n && err == MPI_SUCCESS && wants; i++)
+                bad |= out[2 * i] != size * (size - 1) / 2 + size * 2 * i;
+            MPI_Error_class(err, &cls);
+            printf("fault: rank %d: %s %d: %s class %d\n", rank, c < 2 ? "allreduce" : "reduce",
+                   c % 2, err != MPI_SUCCESS ? "error" : bad ? "success with wrong data" :
+                   "success", cls);
+        }
+        MPI_Reduce(&m, &sum, 1, MPI_LONG, MPI_SUM, 0, MPI_COMM_WORLD);
+        if (rank == 0)
+            printf("fault: afterwards a reduce %s\n", sum == m * size ? "works" : "is wrong");
+        fflush(stdout);
+        MPI_Comm_free(&comm);
+        MPI_Type_free(&strided);
+        free(in);
+        free(out);
+    } else if (argc > 1 && strcmp(argv[1], "nodefail") == 0) {
+        MPI_Comm comm;
+        MPI_Comm_dup(MPI_COMM_WORLD, &comm);
+        MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);
+        then_reductions(comm, (int) (m / sizeof(int)));
+        fflush(stdout);
+        MPI_Comm_free(&comm);
     } else if (argc > 1 && strcmp(argv[1], "nomem") == 0) {
         long sum = 0;
         for (int c = 0; c < 2; c++) {
@@ -248,6 +343,7 @@ int main(int argc, char **argv)
                     bad |= recv[(long) q * m + i] != (char) (q + 1);
             printf("fault: rank %d: success%s\n", rank, bad ? " with wrong data" : "");
         }
+        then_reductions(MPI_COMM_WORLD, (int) (m / sizeof(int)));
         fflush(stdout);
         MPI_Barrier(MPI_COMM_WORLD);
     }

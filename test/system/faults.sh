@@ -141,6 +141,29 @@ check "staging copy fails on rank 1 (bcast chain of 4 nodes): errors on it and a
      ! grep -q "wrong data" "$tmp/out" && grep -q "^fault: afterwards a reduce works" "$tmp/out"'
 check "staging copy fails: /dev/shm left clean" 'shm_clean'
 
+# 4b. a process that fails its part of allreduce, reduce and barrier (they
+#     stage nothing: MPIR_CVAR_TOPO_DEBUG_NODE_FAILED stands for a refused
+#     read), each call on one communicator after the first (which sets the
+#     engine up and may or may not see it): its node's leaders send what they have marked failed (one
+#     round: MPICH's error bit; several: the leaders agree with the last),
+#     so every process of every node errs.  Before, the other nodes took
+#     the failed node's data as good ("success with wrong data").
+for v in "4 2 65536" "4 2 1048576" "6 3 1048576" "4 1 1048576"; do
+    set -- $v
+    np=$1 cl=$2 m=$3
+    run MPIR_CVAR_ALLREDUCE_INTRA_ALGORITHM=topo_pipeline \
+        MPIR_CVAR_REDUCE_INTRA_ALGORITHM=topo_pipeline MPIR_CVAR_BARRIER_INTRA_ALGORITHM=topo_flags \
+        MPIR_CVAR_COLLECTIVE_FALLBACK=error MPIR_CVAR_TOPO_DEBUG_NODE_FAILED=1 \
+        MPIR_CVAR_TOPO_LEADERS_PER_NODE=2 MPIR_CVAR_NUM_CLIQUES=$cl MPIR_CVAR_CLIQUES_BY_BLOCK=1 \
+        $np "$tmp/fault" nodefail $m
+    # (the first call's own outcome depends on when the setup ends)
+    nall=$(grep -c '^fault: rank [0-9]*: then ' "$tmp/out")
+    nerr=$(grep -v ': then allreduce 4: ' "$tmp/out" |
+        grep -c '^fault: rank [0-9]*: then [a-z]* [0-9]*: error class 15$')
+    check "a process fails its part of allreduce/reduce/barrier ($np processes, $cl node(s), $m B): every process errs, no hang, no wrong data" \
+        '[ "$rc" = 0 ] && [ "$nall" = $((5 * np)) ] && [ "$nerr" = $((4 * np)) ] && ! grep -q "wrong data" "$tmp/out"'
+done
+
 # 5. limits: a direct-mode (CMA) bcast of 4 MiB in 256-byte chunks on 2
 #    emulated nodes x 2, one leader per node: 16384 chunks for one leader
 #    through a window of 16 requests (it posted one receive per chunk and,

@@ -119,4 +119,19 @@ MPIR_CVAR_TOPO_CMA_THRESHOLD=12345 MPIR_CVAR_TOPO_ALLGATHER_CMA_THRESHOLD=54321 
 check "a renamed CVAR set by both names takes the new name's value" \
     '[ $rc = 0 ] && grep -q "^MPIR_CVAR_TOPO_ALLGATHER_CMA_THRESHOLD=54321$" "$tmp/out" && grep -q "^MPIR_CVAR_TOPO_BCAST_TREE_CHUNK_SIZE=888$" "$tmp/out"'
 
+# 11. an impossible value of an integer TOPO CVAR is named and replaced by
+#    its default, as MPI_T then reads it; before, a negative stack size
+#    mapped a huge stack and SETUP_BYTES=0 divided by zero
+MPIR_CVAR_TOPO_NB_STACK_SIZE=-1 MPIR_CVAR_TOPO_SETUP_BYTES=0 \
+    run 1 "$tmp/cvar_read" MPIR_CVAR_TOPO_NB_STACK_SIZE MPIR_CVAR_TOPO_SETUP_BYTES
+check "an impossible CVAR value is named and replaced by its default" \
+    '[ $rc = 0 ] && grep -q "MPIR_CVAR_TOPO_NB_STACK_SIZE=-1 is outside" "$tmp/out" &&
+     grep -q "^MPIR_CVAR_TOPO_NB_STACK_SIZE=262144$" "$tmp/out" &&
+     grep -q "^MPIR_CVAR_TOPO_SETUP_BYTES=65536$" "$tmp/out"'
+MPIR_CVAR_NUM_CLIQUES=1 MPIR_CVAR_TOPO_NB_STACK_SIZE=-1 MPIR_CVAR_TOPO_SETUP_BYTES=0 \
+    MPIR_CVAR_TOPO_EAGER_SETUP=1 MPIR_CVAR_IALLREDUCE_INTRA_ALGORITHM=topo_pipeline MPIR_CVAR_COLLECTIVE_FALLBACK=error \
+    run 2 "$coll/iallred"
+check "nonblocking engine calls run with the replaced values" \
+    '[ $rc = 0 ] && grep -q " No Errors" "$tmp/out"'
+
 [ $fails = 0 ]

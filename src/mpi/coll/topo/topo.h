@@ -186,6 +186,9 @@ typedef struct {
     MPI_Aint user_count;
     MPI_Datatype user_type;
     int has_result;
+    /* the temporary could not be allocated (MPIR_Topo_staging_alloc):
+     * sendbuf and recvbuf are NULL, and the call must still take part */
+    int staging_failed;
 } MPIR_Topo_basic_t;
 
 /* The predefined type a datatype is made of, pair types (MPI_DOUBLE_INT,

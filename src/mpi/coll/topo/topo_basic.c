@@ -63,6 +63,7 @@ int MPIR_Topo_basic_start(const void *sendbuf, void *recvbuf, MPI_Aint count,
     MPI_Datatype et = MPIR_Topo_element_type(datatype);
 
     b->tmp = NULL;
+    b->staging_failed = 0;
     b->user_recvbuf = recvbuf;
     b->user_count = count;
     b->user_type = datatype;
@@ -95,8 +96,13 @@ int MPIR_Topo_basic_start(const void *sendbuf, void *recvbuf, MPI_Aint count,
 
     /* one temporary holds this process' contribution and, in place, the
      * result; eextent-strided, so pair types keep their layout */
-    b->tmp = MPL_malloc(MPL_MAX(b->count * eextent, 1), MPL_MEM_COLL);
-    MPIR_ERR_CHKANDJUMP(b->tmp == NULL, mpi_errno, MPI_ERR_OTHER, "**nomem");
+    b->tmp = MPIR_Topo_staging_alloc(MPL_MAX(b->count * eextent, 1));
+    if (b->tmp == NULL) {
+        /* the caller decides how to take part without it */
+        b->staging_failed = 1;
+        b->sendbuf = b->recvbuf = NULL;
+        goto fn_exit;
+    }
     mpi_errno = MPIR_Localcopy(sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf, count, datatype,
                               b->tmp, b->count, et);
     MPIR_ERR_CHECK(mpi_errno);
@@ -187,8 +193,8 @@ int MPIR_Topo_reduce_local(const void *inbuf, void *inoutbuf, MPI_Aint count,
  * types without a single predefined type go to MPICH's network algorithms,
  * which call the operation on each process' own layout; the choice depends
  * on the operation and the signature only, so every process makes it.  A
- * process that cannot allocate its staging buffer returns the error; the
- * others then wait for it. */
+ * process that cannot allocate its staging buffer ends the job (MPICH's
+ * shared-memory reduction has no error path between processes). */
 static int as_basic(const void *sendbuf, void *recvbuf, MPI_Aint count, MPI_Datatype datatype,
                     MPI_Op op, int root, MPIR_Comm * comm, MPIR_Errflag_t * errflag,
                     MPIR_Topo_reduce_fn reduce_fn, MPIR_Topo_allreduce_fn allreduce_fn)
@@ -209,6 +215,17 @@ static int as_basic(const void *sendbuf, void *recvbuf, MPI_Aint count, MPI_Data
                                           allreduce_fn || comm->rank == root, &b);
         if (mpi_errno)
             return mpi_errno;
+        if (b.staging_failed) {
+            /* MPICH's shared-memory reduction has no way to tell the
+             * others that this process has no data: they would wait, or
+             * take a wrong result as good */
+            char msg[200];
+            snprintf(msg, sizeof(msg), "mpich-topo: cannot allocate %lld bytes to stage a "
+                     "derived datatype for MPICH's shared-memory reduction, which cannot tell "
+                     "the other processes: ending the job rather than leave them waiting",
+                     (long long) b.count);
+            MPID_Abort(comm, MPI_ERR_NO_MEM, 1, msg);
+        }
     }
     if (b.type == MPI_DATATYPE_NULL)
         return allreduce_fn ?

@@ -200,6 +200,14 @@ typedef struct {
     uint64_t base;              /* the round before the call's first */
     MPIR_Request *nreq[2];      /* leaders: network steps in flight */
     int net_blocking;           /* one round: nothing to overlap its network step with */
+    /* several rounds: MPICH's nonblocking schedules carry no error bit, so
+     * the leaders agree on failures with their last round (failed_req) */
+    MPI_Aint nrounds;
+    MPIR_Request *failed_req;
+    int failed_in, failed_out;
+    /* this process could not stage its data: it takes part with stale
+     * inputs and keeps no result (the call fails everywhere) */
+    int discard;
     MPIR_Errflag_t *errflag;
 } reduction_t;
 
@@ -228,10 +236,11 @@ static int whole_round(reduction_t * x)
      * with round r - 2, whose slot this is */
     if (r > MPIDI_TOPO_NSLOTS && e->all_arrived + 1 < r)
         MPIDI_TOPO_WAIT_ALL(e, done, 0, nlocal, r - MPIDI_TOPO_NSLOTS);
-    memcpy(slot + e->local_rank * x->stride, x->sbuf + x->true_lb, span);
+    if (!x->discard)
+        memcpy(slot + e->local_rank * x->stride, x->sbuf + x->true_lb, span);
     MPIDI_TOPO_SHARED_DEFINED(slot + e->local_rank * x->stride, span);
     MPL_atomic_release_store_uint64(&me->arrive, r);
-    if (!x->wants) {
+    if (!x->wants || x->discard) {
         /* reduce: nothing to read (the root's done guards this slot) */
         MPL_atomic_release_store_uint64(&me->done, r);
         return MPI_SUCCESS;
@@ -313,7 +322,8 @@ static int whole_cells(reduction_t * x)
 
     MPIDI_Topo_cell_claim(e, 1, &s);
     cell = MPIDI_TOPO_CELL(e, e->local_rank, s);
-    memcpy(cell + MPIDI_TOPO_CELL_DATA, x->sbuf + x->true_lb, span);
+    if (!x->discard)
+        memcpy(cell + MPIDI_TOPO_CELL_DATA, x->sbuf + x->true_lb, span);
     MPIDI_TOPO_CELL_PUBLISH(e, cell, span, s);
     if (ng > 1 && e->local_rank == lo && hi - lo > 1) {
         /* stage 1: my group's partial, published also after an error, so
@@ -324,7 +334,7 @@ static int whole_cells(reduction_t * x)
         MPIDI_TOPO_CELL_PUBLISH(e, part, span, s);
         MPIDI_TOPO_EVENT(e, "grouped", 0, 0);
     }
-    if (x->wants) {
+    if (x->wants && !x->discard) {
         /* flat: every process' cell; two stages: the groups' partials */
         mpi_errno = reduce_cells(x, ng > 1, 0, ng > 1 ? ng : e->local_size, s, x->rbuf);
         MPIR_ERR_ADD(mpi_errno_ret, mpi_errno);
@@ -421,7 +431,8 @@ static int round_in(reduction_t * x, MPI_Aint i)
 
     if (r > MPIDI_TOPO_NSLOTS)
         MPIDI_TOPO_WAIT_ALL(e, done, 0, nlocal, r - MPIDI_TOPO_NSLOTS);
-    memcpy(slot + mine * x->stride, x->sbuf + off * x->extent + x->true_lb, span);
+    if (!x->discard)
+        memcpy(slot + mine * x->stride, x->sbuf + off * x->extent + x->true_lb, span);
     MPIDI_TOPO_SHARED_DEFINED(slot + mine * x->stride, span);
     MPL_atomic_release_store_uint64(&me->arrive, r);
     MPIDI_TOPO_EVENT(e, "in", i, 0);
@@ -449,6 +460,9 @@ static int round_in(reduction_t * x, MPI_Aint i)
             MPI_Aint n_share = share_hi - share_lo;
             const void *in = x->root < 0 || e->node == x->root_node ? MPI_IN_PLACE : share;
 
+            /* a node whose process failed sends what it has, marked
+             * failed (MPICH's error bit), so that no node takes it as good */
+            MPIDI_Topo_node_errflag(e, x->errflag);
             /* one round: MPICH's nonblocking schedules cost a small call
              * 10-15 us of its 40 on 2 emulated nodes, and the blocking
              * algorithms run the same messages */
@@ -465,6 +479,16 @@ static int round_in(reduction_t * x, MPI_Aint i)
                 mpi_errno = MPIR_Ireduce_impl(in, share, n_share, x->datatype, x->op,
                                               x->root_node, e->leader_comm, &x->nreq[r % 2]);
             MPIR_ERR_COLL_CHECKANDCONT(mpi_errno, *x->errflag);
+            if (!x->net_blocking && i == x->nrounds - 1) {
+                /* the schedules above carry no error bit: with the last
+                 * round the leaders learn whether any node failed in any
+                 * (a node's failure word stays set) */
+                x->failed_in = *x->errflag != MPIR_ERR_NONE ||
+                    MPL_atomic_acquire_load_uint64(e->node_failed);
+                mpi_errno = MPIR_Iallreduce_impl(&x->failed_in, &x->failed_out, 1, MPI_INT,
+                                                 MPI_MAX, e->leader_comm, &x->failed_req);
+                MPIR_ERR_COLL_CHECKANDCONT(mpi_errno, *x->errflag);
+            }
             MPIDI_TOPO_EVENT(e, "net_start", i, 0);
         }
     }
@@ -486,13 +510,23 @@ static int round_out(reduction_t * x, MPI_Aint i)
     if (e->nnodes > 1 && e->is_leader) {
         mpi_errno = MPIDI_Topo_waitall(e, 1, &x->nreq[r % 2], x->errflag);
         MPIR_ERR_COLL_CHECKANDCONT(mpi_errno, *x->errflag);
+        if (x->failed_req && i == x->nrounds - 1) {
+            mpi_errno = MPIDI_Topo_waitall(e, 1, &x->failed_req, x->errflag);
+            MPIR_ERR_COLL_CHECKANDCONT(mpi_errno, *x->errflag);
+            /* (before avail: the node's processes read the word after it) */
+            if (x->failed_out && *x->errflag == MPIR_ERR_NONE) {
+                *x->errflag = MPIR_ERR_OTHER;
+                MPL_atomic_release_store_uint64(e->node_failed, 1);
+            }
+        }
         MPL_atomic_release_store_uint64(&me->avail, MPIDI_TOPO_PROG(r, 1));
         MPIDI_TOPO_EVENT(e, "net", i, 0);
     }
     if (!x->wants) {
         /* reduce: done with the round once my slice (and, for a leader,
          * its network step) is; the root's done guards the slot until it
-         * has copied the result out */
+         * has copied the result out (a process that discards its result
+         * still copies into its group's area, which others read) */
         MPL_atomic_release_store_uint64(&me->done, r);
         return mpi_errno_ret;
     }
@@ -534,7 +568,9 @@ static int round_out(reduction_t * x, MPI_Aint i)
         MPL_atomic_release_store_uint64(&me->copied, r);
         MPIDI_TOPO_WAIT_ALL(e, copied, lo, lo + gsize, r);
     }
-    if (!x->has_holes)
+    if (x->discard)
+        ;
+    else if (!x->has_holes)
         memcpy(x->rbuf + off * x->extent + x->true_lb, res + x->true_lb, n * x->extent);
     else {
         /* leave the user's holes alone */
@@ -551,9 +587,10 @@ static int round_out(reduction_t * x, MPI_Aint i)
  * root < 0: allreduce, every process gets the result */
 static int allreduce_elements(const void *sendbuf, void *recvbuf, MPI_Aint count,
                               MPI_Datatype datatype, MPI_Op op, int root, MPIR_Comm * comm,
-                              const char **why_not, MPIR_Errflag_t * errflag)
+                              int discard, const char **why_not, MPIR_Errflag_t * errflag)
 {
     int mpi_errno = MPI_SUCCESS, mpi_errno_ret = MPI_SUCCESS, contig;
+    void *sink = NULL;
     MPIDI_Topo_engine_t *e = NULL;
     MPI_Aint nrounds;
     reduction_t x;
@@ -575,6 +612,10 @@ static int allreduce_elements(const void *sendbuf, void *recvbuf, MPI_Aint count
     x.base = 0;
     x.nreq[0] = x.nreq[1] = NULL;
     x.net_blocking = 0;
+    x.nrounds = 0;
+    x.failed_req = NULL;
+    x.failed_in = x.failed_out = 0;
+    x.discard = discard;
     x.errflag = errflag;
     MPIR_Datatype_is_contig(datatype, &contig);
     MPIR_Datatype_get_extent_macro(datatype, x.extent);
@@ -586,6 +627,16 @@ static int allreduce_elements(const void *sendbuf, void *recvbuf, MPI_Aint count
     x.has_holes = !contig || x.extent != x.true_extent;
 
     MPIDI_TOPO_ENGINE_GET(comm, e, why_not, errflag);
+    if (discard) {
+        /* (stops the node's waits, marks what its leaders send) */
+        mpi_errno_ret = MPIDI_Topo_staging_failed(e, count * x.extent, errflag);
+        if (e->one_per_node) {
+            /* MPICH's algorithms need buffers: what they move is dropped */
+            sink = MPIR_Topo_sink_alloc(comm, count * x.extent);
+            sendbuf = MPI_IN_PLACE;
+            recvbuf = (char *) sink - x.true_lb;
+        }
+    }
     if (e->one_per_node) {
         mpi_errno = root < 0 ?
             allreduce_net(sendbuf, recvbuf, count, datatype, op, comm, errflag) :
@@ -616,6 +667,7 @@ static int allreduce_elements(const void *sendbuf, void *recvbuf, MPI_Aint count
         goto fn_exit;
     }
     nrounds = (count + x.c - 1) / x.c;
+    x.nrounds = nrounds;
     x.net_blocking = nrounds == 1;
     mpi_errno = MPIDI_Topo_rounds(e, nrounds, &x.base, errflag);
     MPIR_ERR_CHECK(mpi_errno);
@@ -651,6 +703,9 @@ static int allreduce_elements(const void *sendbuf, void *recvbuf, MPI_Aint count
         if (x.nreq[j]) {
             MPIDI_Topo_waitall(e, 1, &x.nreq[j], errflag);
         }
+    if (x.failed_req)
+        MPIDI_Topo_waitall(e, 1, &x.failed_req, errflag);
+    MPL_free(sink);
     return MPIDI_Topo_check_node(e, mpi_errno_ret ? mpi_errno_ret : mpi_errno, errflag);
   fn_fail:
     goto fn_exit;
@@ -691,9 +746,11 @@ static int reduction(const void *sendbuf, void *recvbuf, MPI_Aint count, MPI_Dat
         *why_not = "the datatype is not made of one predefined type";
         return MPI_SUCCESS;
     }
+    /* (without its staging copy this process still takes part: no
+     * process may wait for it) */
     if (b.count > 0)
         mpi_errno = allreduce_elements(b.sendbuf, b.recvbuf, b.count, b.type, op, root, comm,
-                                       why_not, errflag);
+                                       b.staging_failed, why_not, errflag);
     if (*why_not)
         b.has_result = 0;       /* nothing to copy back: the caller falls back */
     return MPIR_Topo_basic_finish(&b, mpi_errno);

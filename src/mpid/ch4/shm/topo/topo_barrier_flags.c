@@ -55,9 +55,14 @@ int MPIDI_Topo_barrier_flags(MPIR_Comm * comm, const char **why_not, MPIR_Errfla
         if (e->local_rank == hub) {
             MPIDI_TOPO_WAIT_ALL(e, arrive, 0, e->local_size, r);
             if (e->leader_comm) {
-                /* the first group's leaders, one per node */
+                /* the first group's leaders, one per node; a node that
+                 * failed marks its messages (its word stays set), and a
+                 * marked message fails this node too */
+                MPIDI_Topo_node_errflag(e, errflag);
                 mpi_errno = MPIR_Barrier_intra_dissemination(e->leader_comm, errflag);
                 MPIR_ERR_COLL_CHECKANDCONT(mpi_errno, *errflag);
+                if (*errflag != MPIR_ERR_NONE)
+                    MPL_atomic_release_store_uint64(e->node_failed, 1);
             }
             MPL_atomic_release_store_uint64(&me->avail, MPIDI_TOPO_PROG(r, 1));
         } else {

@@ -146,6 +146,21 @@ cvars:
         a communicator, so that tests see every member return an error
         rather than wait for it. -1 (default): never.
 
+    - name        : MPIR_CVAR_TOPO_DEBUG_NODE_FAILED
+      category    : TOPO
+      type        : int
+      default     : -1
+      class       : none
+      verbosity   : MPI_T_VERBOSITY_MPIDEV_DETAIL
+      scope       : MPI_T_SCOPE_LOCAL
+      description : >-
+        For testing only: the process of this rank in MPI_COMM_WORLD fails
+        its part of every engine collective as it starts (as a refused CMA
+        read would), on every communicator with a node segment, so that
+        tests see every process of the call, on every node, return an error
+        rather than wait or take what its node sent as good. -1 (default):
+        never.
+
     - name        : MPIR_CVAR_TOPO_DEBUG_ROUNDS_LEFT
       category    : TOPO
       type        : int
@@ -1108,6 +1123,9 @@ int MPIDI_Topo_engine_get(MPIR_Comm * comm, MPIDI_Topo_engine_t ** e_out, const 
     if (comm->topo && comm->topo->engine) {
         *e_out = comm->topo->engine;
         *why_not = (*e_out)->why_not;
+        if (MPIR_CVAR_TOPO_DEBUG_NODE_FAILED == MPIR_Process.comm_world->rank &&
+            (*e_out)->node_failed && !*why_not)
+            MPL_atomic_release_store_uint64((*e_out)->node_failed, 1);
         return MPI_SUCCESS;
     }
 

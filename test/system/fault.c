@@ -48,6 +48,13 @@
  *                     reductions of then_reductions on a duplicate of the
  *                     world, R failing its part of each: every process of
  *                     every node must return an error.
+ *   fault nbstack BYTES  run with test/system/failmmap.so preloaded
+ *                     (FAILMMAP_RANK=R): R cannot map a coroutine stack.
+ *                     A persistent allreduce on a duplicate of the world,
+ *                     then a blocking and a nonblocking one on another:
+ *                     each ends on every process, with an error or the
+ *                     right data ("fault: rank R: nonblocking: success
+ *                     class 0").
  *   fault shmkill win|engine  rank 1 kills itself (SIGKILL) as it opens a
  *                     shared memory segment that rank 0 has created and
  *                     waits for it to attach: in MPI_Win_allocate_shared
@@ -292,6 +299,51 @@ int main(int argc, char **argv)
         then_reductions(comm, (int) (m / sizeof(int)));
         fflush(stdout);
         MPI_Comm_free(&comm);
+    } else if (argc > 1 && strcmp(argv[1], "nbstack") == 0) {
+        /* on each of two duplicates: a persistent allreduce (its stack
+         * taken at init), then on the second a blocking allreduce (which
+         * sets the engine up) and a nonblocking one */
+        int n = (int) (m / sizeof(int)), *a = malloc(sizeof(int) * n), *b = malloc(sizeof(int) * n);
+        for (int c = 0; c < 3; c++) {
+            MPI_Comm comm;
+            MPI_Request req;
+            int err, cls, bad = 0;
+            const char *what = c == 0 ? "persistent" : c == 1 ? "blocking" : "nonblocking";
+            if (c < 2) {
+                MPI_Comm_dup(MPI_COMM_WORLD, &comm);
+                MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);
+            }
+            for (int i = 0; i < n; i++) {
+                a[i] = rank + i;
+                b[i] = -1;
+            }
+            if (c == 0) {
+                err = MPI_Allreduce_init(a, b, n, MPI_INT, MPI_SUM, comm, MPI_INFO_NULL, &req);
+                if (err == MPI_SUCCESS) {
+                    err = MPI_Start(&req);
+                    if (err == MPI_SUCCESS)
+                        err = MPI_Wait(&req, MPI_STATUS_IGNORE);
+                    MPI_Request_free(&req);
+                }
+            } else if (c == 1) {
+                err = MPI_Allreduce(a, b, n, MPI_INT, MPI_SUM, comm);
+            } else {
+                err = MPI_Iallreduce(a, b, n, MPI_INT, MPI_SUM, comm, &req);
+                if (err == MPI_SUCCESS)
+                    err = MPI_Wait(&req, MPI_STATUS_IGNORE);
+            }
+            for (int i = 0; i < n && err == MPI_SUCCESS; i++)
+                bad |= b[i] != size * (size - 1) / 2 + size * i;
+            MPI_Error_class(err, &cls);
+            printf("fault: rank %d: %s: %s class %d\n", rank, what,
+                   err != MPI_SUCCESS ? "error" : bad ? "success with wrong data" : "success",
+                   cls);
+            if (c != 1)
+                MPI_Comm_free(&comm);
+        }
+        fflush(stdout);
+        free(a);
+        free(b);
     } else if (argc > 1 && strcmp(argv[1], "nomem") == 0) {
         long sum = 0;
         for (int c = 0; c < 2; c++) {

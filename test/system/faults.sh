@@ -164,6 +164,25 @@ for v in "4 2 65536" "4 2 1048576" "6 3 1048576" "4 1 1048576"; do
         '[ "$rc" = 0 ] && [ "$nall" = $((5 * np)) ] && [ "$nerr" = $((4 * np)) ] && ! grep -q "wrong data" "$tmp/out"'
 done
 
+# 4c. a process that cannot map a coroutine stack (test/system/failmmap.c
+#     preloaded; UCX's own mmap hooks would bypass it): a persistent init
+#     agrees on it and falls back; the engine's setup agrees on it and its
+#     nonblocking calls fall back; the blocking ones still run the engine.
+#     Before, the nonblocking call failed on that process alone and the
+#     others waited for it.
+gcc -shared -fPIC -O2 -o "$tmp/failmmap.so" "$top/test/system/failmmap.c" -ldl >"$tmp/out" 2>&1 ||
+    notok "build test/system/failmmap.c"
+for cl in 1 2; do
+    run UCX_MEM_EVENTS=no LD_PRELOAD="$tmp/failmmap.so" FAILMMAP_RANK=1 \
+        MPIR_CVAR_COLLECTIVE_FALLBACK=print MPIR_CVAR_ALLREDUCE_INTRA_ALGORITHM=topo_pipeline \
+        MPIR_CVAR_IALLREDUCE_INTRA_ALGORITHM=topo_pipeline MPIR_CVAR_NUM_CLIQUES=$cl \
+        MPIR_CVAR_CLIQUES_BY_BLOCK=1 4 "$tmp/fault" nbstack 65536
+    nok=$(grep -c '^fault: rank [0-3]: [a-z]*: success class 0$' "$tmp/out")
+    check "no coroutine stack on rank 1 ($cl node(s)): persistent and nonblocking calls fall back everywhere, no hang" \
+        '[ "$rc" = 0 ] && [ "$nok" = 12 ] && grep -q "could not allocate the call (its stack" "$tmp/out" &&
+         grep -q "could not map the stack its nonblocking calls run on" "$tmp/out"'
+done
+
 # 5. limits: a direct-mode (CMA) bcast of 4 MiB in 256-byte chunks on 2
 #    emulated nodes x 2, one leader per node: 16384 chunks for one leader
 #    through a window of 16 requests (it posted one receive per chunk and,

@@ -195,6 +195,17 @@ static int compute_hw_facts(MPIR_Comm * comm, MPIR_Csel_topo_facts_t * f)
     goto fn_exit;
 }
 
+/* Facts that this process alone could not compute (no memory for a sort
+ * of the members): the members would choose different algorithms for the
+ * same call and wait for each other forever, and a selection may not
+ * communicate to agree (a nonblocking call's), so the job ends instead. */
+static void facts_failed(MPIR_Comm * comm)
+{
+    MPID_Abort(comm, MPI_ERR_NO_MEM, 1, "mpich-topo: no memory to compute a communicator's "
+               "node and hardware facts for the collective selection: its members would "
+               "choose different algorithms; ending the job rather than hang");
+}
+
 int MPIR_Csel_topo_eval(MPIR_Comm * comm, int pred, int val, MPIR_Csel_topo_when_t when)
 {
     MPIR_Topo_comm_t *topo;
@@ -224,10 +235,15 @@ int MPIR_Csel_topo_eval(MPIR_Comm * comm, int pred, int val, MPIR_Csel_topo_when
              * node communicators are pruned while being created) */
             if (world_domain == NULL && at_prune)
                 return -1;
-            if (world_domain == NULL || compute_hw_facts(comm, f) != MPI_SUCCESS)
+            if (world_domain == NULL)
                 goto unknown;
+            if (compute_hw_facts(comm, f) != MPI_SUCCESS) {
+                facts_failed(comm);
+                goto unknown;   /* (not reached) */
+            }
         }
     } else if (!f->node_known && compute_node_facts(comm, f) != MPI_SUCCESS) {
+        facts_failed(comm);
         goto unknown;
     }
 

@@ -619,6 +619,7 @@ void MPIR_Topo_comm_free(MPIR_Comm * comm)
         topo->engine_free(topo->engine);
     if (topo->persist_comm)
         MPIR_Comm_release(topo->persist_comm);
+    MPIR_Topo_nb_stack_release(topo);
     MPIR_Topo_layout_free(topo->layout);
     MPL_free(topo->locs);
     if (topo->map)

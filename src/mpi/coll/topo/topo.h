@@ -36,6 +36,8 @@ typedef struct MPIR_Topo_comm {
     /* nonblocking and persistent calls started and not yet finished, in
      * start order (topo_nb.c) */
     struct MPIR_Topo_nb *nb_queue, *nb_last;
+    /* the stack they run on, one at a time (MPIR_Topo_nb_stack_reserve) */
+    struct MPIR_Topo_nb_stack *nb_stack;
     /* where every member asserts mpi_assert_strict_persistent_collective_ordering:
      * the communicator its persistent calls share (topo_entry.c) */
     struct MPIR_Comm *persist_comm;
@@ -131,6 +133,11 @@ void MPIR_Topo_nb_discard(MPIR_Topo_nb_t * op);
  * arg_free(arg) when the schedule is freed (also on error).  Local. */
 int MPIR_Topo_nb_sched(MPIR_Topo_nb_t * op, MPIR_Comm * comm, MPIR_Topo_nb_body_fn body,
                        void *arg, void (*arg_free) (void *arg), MPIR_TSP_sched_t sched);
+/* Maps the stack that the nonblocking calls on topo's communicator share
+ * (once; where the engine sets itself up, which agrees on a failure);
+ * nonzero where the mapping failed.  Released with the communicator. */
+int MPIR_Topo_nb_stack_reserve(MPIR_Topo_comm_t * topo);
+void MPIR_Topo_nb_stack_release(MPIR_Topo_comm_t * topo);
 /* Before a blocking call that uses what the queued calls use: runs them to
  * completion (outside a coroutine; a no-op inside one). */
 int MPIR_Topo_nb_drain(MPIR_Comm * comm);

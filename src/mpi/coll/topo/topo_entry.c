@@ -706,23 +706,29 @@ int MPIR_Topo_engine_ready(MPIR_Comm * comm, int setup)
  * for all of them instead of one each.
  * Collective over comm (an init may communicate): all members agree on
  * the hint, MPIR_CVAR_TOPO_PERSIST_MAX and what failed to be allocated
- * for the call (failed: an error on all); *shared says whether *own is
- * comm's shared one, *why_not why the call cannot run. */
+ * for the call (failed: MPICH's algorithm on all); *shared says whether
+ * *own is comm's shared one, *why_not why the call cannot run. */
 static int topo_persist_own(MPIR_Comm * comm, int failed, MPIR_Comm ** own, int *shared,
                             const char **why_not)
 {
     int mpi_errno = MPI_SUCCESS;
     MPIR_Errflag_t errflag = MPIR_ERR_NONE;
     MPIR_Topo_comm_t *topo = MPIR_Topo_comm_struct(comm);
-    /* any member past the limit; any member without the hint */
-    int v[2] = { topo_own_comms >= MPIR_CVAR_TOPO_PERSIST_MAX,
-        !topo_hint_strict_order || !comm->hints[topo_hint_strict_order]
+    /* any member past the limit; any member without the hint; any member
+     * without memory for the call (its stack) */
+    int v[3] = { topo_own_comms >= MPIR_CVAR_TOPO_PERSIST_MAX,
+        !topo_hint_strict_order || !comm->hints[topo_hint_strict_order], failed
     };
 
     *own = NULL;
     *shared = 0;
-    mpi_errno = MPIR_Topo_agree_max(comm, failed || topo == NULL, v, 2, &errflag);
+    mpi_errno = MPIR_Topo_agree_max(comm, topo == NULL, v, 3, &errflag);
     MPIR_ERR_CHECK(mpi_errno);
+    if (v[2]) {
+        *why_not = "a member could not allocate the call (its stack, "
+            "MPIR_CVAR_TOPO_NB_STACK_SIZE)";
+        goto fn_exit;
+    }
     *shared = !v[1];
     if (*shared && topo->persist_comm) {
         /* (made by an earlier init: the same one on every member) */

@@ -147,6 +147,7 @@ struct MPIR_Topo_nb {
     size_t stack_size;
     int stack_on_start;         /* a nonblocking call's: taken when it starts
                                  * running, given back when it returns */
+    int stack_borrowed;         /* the stack is its communicator's (nb_stack) */
     unsigned valgrind_id;
 };
 
@@ -255,6 +256,72 @@ static void nb_stack_free(MPIR_Topo_nb_t * op)
     op->stack = NULL;
 }
 
+/* A communicator's stack for its nonblocking calls, mapped when the engine
+ * is set up there (the members agree on a failed mapping then): they run
+ * one at a time, at the head of its queue, so one stack serves them all,
+ * and a call never meets a mapping that fails on its process alone once
+ * its peers have started. */
+struct MPIR_Topo_nb_stack {
+    MPIR_Topo_nb_t holder;      /* (only its stack fields are used) */
+    int busy;
+};
+
+int MPIR_Topo_nb_stack_reserve(MPIR_Topo_comm_t * topo)
+{
+    struct MPIR_Topo_nb_stack *st;
+
+    if (topo->nb_stack)
+        return 0;
+    st = MPL_calloc(1, sizeof(*st), MPL_MEM_COLL);
+    if (st == NULL)
+        return 1;
+    if (nb_stack_alloc(&st->holder) != MPI_SUCCESS) {
+        MPL_free(st);
+        return 1;
+    }
+    topo->nb_stack = st;
+    return 0;
+}
+
+void MPIR_Topo_nb_stack_release(MPIR_Topo_comm_t * topo)
+{
+    struct MPIR_Topo_nb_stack *st = topo->nb_stack;
+
+    if (st == NULL)
+        return;
+    MPIR_Assert(!st->busy);
+    nb_stack_free(&st->holder);
+    MPL_free(st);
+    topo->nb_stack = NULL;
+}
+
+/* A nonblocking call's stack as it starts to run: its communicator's where
+ * the engine reserved one, else one of its own (the cache, a mapping) */
+static int nb_stack_take(MPIR_Topo_nb_t * op)
+{
+    struct MPIR_Topo_nb_stack *st = op->comm->topo ? op->comm->topo->nb_stack : NULL;
+
+    if (st && !st->busy) {
+        st->busy = 1;
+        op->stack = st->holder.stack;
+        op->stack_size = st->holder.stack_size;
+        op->stack_borrowed = 1;
+        return MPI_SUCCESS;
+    }
+    return nb_stack_alloc(op);
+}
+
+static void nb_stack_give(MPIR_Topo_nb_t * op)
+{
+    if (op->stack_borrowed) {
+        op->comm->topo->nb_stack->busy = 0;
+        op->stack = NULL;
+        op->stack_borrowed = 0;
+    } else {
+        nb_stack_free(op);
+    }
+}
+
 static void nb_start(MPIR_Topo_nb_t * op)
 {
 #if MPIR_TOPO_NB_FAST_SWITCH
@@ -287,7 +354,7 @@ void MPIR_Topo_nb_yield(void)
 static void nb_resume(MPIR_Topo_nb_t * op)
 {
     if (op->state == NB_QUEUED) {
-        if (op->stack == NULL && nb_stack_alloc(op) != MPI_SUCCESS) {
+        if (op->stack == NULL && nb_stack_take(op) != MPI_SUCCESS) {
             /* (no memory for a stack: this call fails here, as any call
              * whose process runs out of memory) */
             op->mpi_errno = MPIR_Err_create_code(MPI_SUCCESS, MPIR_ERR_RECOVERABLE, __func__,
@@ -319,7 +386,7 @@ static int nb_step(MPIR_Topo_nb_t * op)
     if (op->state != NB_DONE)
         return 0;
     if (op->stack_on_start && op->stack)
-        nb_stack_free(op);
+        nb_stack_give(op);
     topo->nb_queue = op->next;
     if (topo->nb_queue == NULL)
         topo->nb_last = NULL;
@@ -375,7 +442,7 @@ static int nb_free(void *data)
     MPIR_Topo_nb_t *op = data;
 
     if (op->stack)
-        nb_stack_free(op);
+        nb_stack_give(op);
     op->arg_free(op->arg);
     MPIR_Comm_release(op->comm);
     MPL_free(op);

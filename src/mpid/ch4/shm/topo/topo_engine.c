@@ -1004,7 +1004,12 @@ static int setup_segment(MPIR_Comm * comm, MPIDI_Topo_engine_t * e, MPIR_Errflag
     segment_layout(comm, e, &ctrl_bytes, &cell_bytes);
     /* (agreed on within the node) */
     mpi_errno = MPIDU_shm_alloc(e->node_comm, e->seg_size, &e->seg, &map_fail);
-    MPIR_ERR_CHECK(mpi_errno);
+    if (mpi_errno) {
+        /* (on this process alone: agreed below as a failed mapping, so that
+         * every member falls back alike) */
+        map_fail = true;
+        mpi_errno = MPI_SUCCESS;
+    }
     use_cma = MPIR_CVAR_TOPO_CMA != MPIR_CVAR_TOPO_CMA_off &&
         (MPIR_CVAR_TOPO_ALLGATHER_CMA_THRESHOLD >= 0 || MPIR_CVAR_TOPO_BCAST_CMA_THRESHOLD >= 0 ||
          (e->nnodes == 1 && MPIR_CVAR_TOPO_ALLGATHER_TRIALS > 0));
@@ -1064,10 +1069,11 @@ static int setup_segment(MPIR_Comm * comm, MPIDI_Topo_engine_t * e, MPIR_Errflag
 }
 
 /* Sets the engine up on comm once its members agreed on phases 1-3
- * (nb_any: some member cannot run nonblocking calls in the engine); a
+ * (nb_any: some member cannot run nonblocking calls in the engine,
+ * nb_stack_any: some member has no stack for them); a
  * phase that finds the engine cannot run here (the same on every member)
  * says why in e->why_not and ends the setup without error. */
-static int engine_setup(MPIR_Comm * comm, MPIDI_Topo_engine_t * e, int nb_any,
+static int engine_setup(MPIR_Comm * comm, MPIDI_Topo_engine_t * e, int nb_any, int nb_stack_any,
                         setup_scratch_t * x, MPIR_Errflag_t * errflag)
 {
     int mpi_errno = MPI_SUCCESS;
@@ -1080,8 +1086,24 @@ static int engine_setup(MPIR_Comm * comm, MPIDI_Topo_engine_t * e, int nb_any,
         e->nb_why_not = MPIR_Topo_nb_usable() ? MPIR_Topo_nb_usable() :
             "MPI_THREAD_MULTIPLE on another member (a call's coroutine there could be "
             "resumed by another thread)";
+    else if (nb_stack_any)
+        e->nb_why_not = "a member could not map the stack its nonblocking calls run on "
+            "(MPIR_CVAR_TOPO_NB_STACK_SIZE)";
     mpi_errno = setup_subcomms(comm, e, x);
-    MPIR_ERR_CHECK(mpi_errno);
+    {
+        /* a sub-communicator that one process alone could not make (an
+         * allocation, a split that failed there) is agreed on before the
+         * node segment and the calls rely on them */
+        int none = e->why_not != NULL;
+        int agree_errno = MPIR_Topo_agree_max(comm, mpi_errno != MPI_SUCCESS, &none, 1, errflag);
+
+        if (mpi_errno == MPI_SUCCESS)
+            mpi_errno = agree_errno;
+        MPIR_ERR_CHECK(mpi_errno);
+        if (none && e->why_not == NULL)
+            e->why_not = "a member could not make the engine's sub-communicators "
+                "(no context id was left there)";
+    }
     if (e->why_not)
         goto fn_exit;
     setup_waiting(e);
@@ -1111,7 +1133,9 @@ int MPIDI_Topo_engine_get(MPIR_Comm * comm, MPIDI_Topo_engine_t ** e_out, const 
                           MPIR_Errflag_t * errflag)
 {
     int mpi_errno = MPI_SUCCESS, raised, fail;
-    int agreed[2] = { 0, 0 };   /* some member cannot run nonblocking calls, budget exceeded */
+    /* some member cannot run nonblocking calls, budget exceeded, some
+     * member has no stack for them */
+    int agreed[3] = { 0, 0, 0 };
     MPIR_Topo_comm_t *topo;
     setup_scratch_t x = { {NULL, NULL}, NULL };
     MPIDI_Topo_engine_t *e;
@@ -1155,7 +1179,10 @@ int MPIDI_Topo_engine_get(MPIR_Comm * comm, MPIDI_Topo_engine_t ** e_out, const 
         agreed[1] = setup_budget(comm, e);
     }
     agreed[0] = MPIR_Topo_nb_usable() != NULL;
-    mpi_errno = MPIR_Topo_agree_max(comm, fail, agreed, 2, errflag);
+    /* the stack of its nonblocking calls (where they can run at all): a
+     * mapping that fails only takes them away from the engine, everywhere */
+    agreed[2] = !agreed[0] && (fail || MPIR_Topo_nb_stack_reserve(topo) != 0);
+    mpi_errno = MPIR_Topo_agree_max(comm, fail, agreed, 3, errflag);
     topo->engine = e ? e : &setup_failed;
     topo->engine_free = engine_free;
     if (mpi_errno) {
@@ -1170,7 +1197,7 @@ int MPIDI_Topo_engine_get(MPIR_Comm * comm, MPIDI_Topo_engine_t ** e_out, const 
         e->why_not = "its node segment would exceed MPIR_CVAR_COLL_SHM_LIMIT_PER_NODE";
     /* (the communicators the setup creates are the engine's own) */
     MPIR_Topo_setup_hold++;
-    mpi_errno = engine_setup(comm, e, agreed[0], &x, errflag);
+    mpi_errno = engine_setup(comm, e, agreed[0], agreed[2], &x, errflag);
     MPIR_Topo_setup_hold--;
     topo->step_aside--;
     if (mpi_errno) {

@@ -39,4 +39,4 @@ export DEBIAN_FRONTEND=noninteractive
 $SUDO apt-get update -q
 $SUDO apt-get install -y -q --no-install-recommends \
     build-essential gfortran autoconf automake libtool python3 perl xz-utils dpkg-dev \
-    libhwloc-dev hwloc-nox libucx-dev libfabric-dev libjson-c-dev valgrind
+    libhwloc-dev hwloc-nox libucx-dev libfabric-dev libjson-c-dev valgrind strace

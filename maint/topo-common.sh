@@ -4,7 +4,7 @@
 # Install the Debian packages the build needs, if any is missing.
 topo_ensure_deps() {
     missing=no
-    for t in autoconf automake libtoolize python3 patch xz valgrind lstopo-no-graphics g++ gfortran; do
+    for t in autoconf automake libtoolize python3 patch xz valgrind lstopo-no-graphics g++ gfortran strace; do
         command -v $t >/dev/null 2>&1 || missing=yes
     done
     for h in /usr/include/hwloc.h /usr/include/ucp/api/ucp.h /usr/include/rdma/fabric.h; do

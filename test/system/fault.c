@@ -55,6 +55,11 @@
  *                     each ends on every process, with an error or the
  *                     right data ("fault: rank R: nonblocking: success
  *                     class 0").
+ *   fault ptracer BYTES  the application declares its parent its tracer
+ *                     (PR_SET_PTRACER) before MPI_Init; an allgather on a
+ *                     duplicate of the world, freed afterwards; prints
+ *                     "fault: rank R: the application declared PID"
+ *                     (faults.sh checks the prctl calls with strace).
  *   fault shmkill win|engine  rank 1 kills itself (SIGKILL) as it opens a
  *                     shared memory segment that rank 0 has created and
  *                     waits for it to attach: in MPI_Win_allocate_shared
@@ -155,6 +160,9 @@ int main(int argc, char **argv)
     long m = argc > 2 ? atol(argv[2]) : 1 << 20;
     char *send, *recv;
 
+    /* the application's own tracer, declared before MPI_Init */
+    if (argc > 1 && strcmp(argv[1], "ptracer") == 0)
+        prctl(PR_SET_PTRACER, (unsigned long) getppid(), 0, 0, 0);
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
@@ -344,6 +352,15 @@ int main(int argc, char **argv)
         fflush(stdout);
         free(a);
         free(b);
+    } else if (argc > 1 && strcmp(argv[1], "ptracer") == 0) {
+        /* an engine with CMA on a duplicate, freed: the application's
+         * declaration must be back (faults.sh reads the prctl calls) */
+        MPI_Comm comm;
+        MPI_Comm_dup(MPI_COMM_WORLD, &comm);
+        MPI_Allgather(send, (int) m, MPI_BYTE, recv, (int) m, MPI_BYTE, comm);
+        MPI_Comm_free(&comm);
+        printf("fault: rank %d: the application declared %ld\n", rank, (long) getppid());
+        fflush(stdout);
     } else if (argc > 1 && strcmp(argv[1], "nomem") == 0) {
         long sum = 0;
         for (int c = 0; c < 2; c++) {

@@ -183,6 +183,26 @@ for cl in 1 2; do
          grep -q "could not map the stack its nonblocking calls run on" "$tmp/out"'
 done
 
+# 4d. PR_SET_PTRACER with MPIR_CVAR_TOPO_CMA=on under Yama scope 1 (acted
+#     out: MPIR_CVAR_TOPO_DEBUG_PTRACE_SCOPE, strace makes every prctl
+#     succeed and lists them): the engine declares any process a tracer
+#     and, freed, restores what the application had declared, not 0
+if command -v strace >/dev/null 2>&1; then
+    printf '#!/bin/sh\nif [ "$PMI_RANK" = 0 ]; then\n    exec strace -f -e trace=prctl -e inject=prctl:retval=0 -o "%s" "$@"\nfi\nexec "$@"\n' \
+        "$tmp/prctl.txt" >"$tmp/strace0.sh"
+    chmod +x "$tmp/strace0.sh"
+    run MPIR_CVAR_ALLGATHER_INTRA_ALGORITHM=topo_pipeline MPIR_CVAR_TOPO_CMA=on \
+        MPIR_CVAR_TOPO_ALLGATHER_CMA_THRESHOLD=4096 MPIR_CVAR_TOPO_DEBUG_PTRACE_SCOPE=1 \
+        2 "$tmp/strace0.sh" "$tmp/fault" ptracer 65536
+    app=$(sed -n 's/^fault: rank 0: the application declared \([0-9]*\)$/\1/p' "$tmp/out")
+    calls=$(grep -o 'PR_SET_PTRACER, [0-9A-Za-z_x]*' "$tmp/prctl.txt" 2>/dev/null |
+        sed 's/PR_SET_PTRACER, //' | tr '\n' ' ')
+    check "PR_SET_PTRACER: the application's tracer ($app) declared, any, then the application's again ($calls)" \
+        '[ "$rc" = 0 ] && [ -n "$app" ] && [ "$calls" = "$app PR_SET_PTRACER_ANY $app " ]'
+else
+    ok "# SKIP PR_SET_PTRACER: no strace"
+fi
+
 # 5. limits: a direct-mode (CMA) bcast of 4 MiB in 256-byte chunks on 2
 #    emulated nodes x 2, one leader per node: 16384 chunks for one leader
 #    through a window of 16 requests (it posted one receive per chunk and,

@@ -11,6 +11,8 @@
 #include <string.h>
 #include <sys/uio.h>
 #include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <stdarg.h>
 #include <unistd.h>
 
 /*
@@ -160,6 +162,19 @@ cvars:
         tests see every process of the call, on every node, return an error
         rather than wait or take what its node sent as good. -1 (default):
         never.
+
+    - name        : MPIR_CVAR_TOPO_DEBUG_PTRACE_SCOPE
+      category    : TOPO
+      type        : int
+      default     : -2
+      class       : none
+      verbosity   : MPI_T_VERBOSITY_MPIDEV_DETAIL
+      scope       : MPI_T_SCOPE_LOCAL
+      description : >-
+        For testing only: the engine acts as if Yama's
+        kernel.yama.ptrace_scope were this (-1: no Yama), so that tests see
+        what MPIR_CVAR_TOPO_CMA=on declares and restores on a kernel
+        without Yama. -2 (default): read it.
 
     - name        : MPIR_CVAR_TOPO_DEBUG_ROUNDS_LEFT
       category    : TOPO
@@ -579,6 +594,8 @@ static int yama_ptrace_scope(void)
 {
     static int scope = -2;
 
+    if (scope == -2 && MPIR_CVAR_TOPO_DEBUG_PTRACE_SCOPE > -2)
+        scope = MPIR_CVAR_TOPO_DEBUG_PTRACE_SCOPE;
     if (scope == -2) {
         FILE *f = fopen("/proc/sys/kernel/yama/ptrace_scope", "r");
 
@@ -596,11 +613,53 @@ static int yama_ptrace_scope(void)
  * the declaration is withdrawn with the last one */
 static int ptracer_any_users;
 
+#if defined(PR_SET_PTRACER)
+/* The tracer the application declared (0: none), which the engine's
+ * withdrawal restores: Linux has no PR_GET_PTRACER, so the application's
+ * prctl calls pass through this one (libmpi comes before libc in its
+ * lookup order).  While an engine needs any process as tracer, the
+ * application's declaration is only recorded (any process includes it).
+ * (A raw syscall of the application's is not seen.) */
+static unsigned long app_ptracer;
+
+static long ptracer_set(unsigned long pid)
+{
+    return syscall(SYS_prctl, PR_SET_PTRACER, pid, 0UL, 0UL, 0UL);
+}
+
+__attribute__ ((visibility("default")))
+int prctl(int option, ...)
+{
+    va_list ap;
+    unsigned long a2, a3, a4, a5;
+
+    va_start(ap, option);
+    a2 = va_arg(ap, unsigned long);
+    a3 = va_arg(ap, unsigned long);
+    a4 = va_arg(ap, unsigned long);
+    a5 = va_arg(ap, unsigned long);
+    va_end(ap);
+    if (option == PR_SET_PTRACER) {
+        if (ptracer_any_users > 0) {
+            app_ptracer = a2;
+            return 0;
+        }
+        if (ptracer_set(a2) != 0)
+            return -1;
+        app_ptracer = a2;
+        return 0;
+    }
+    return (int) syscall(SYS_prctl, option, a2, a3, a4, a5);
+}
+#endif
+
+/* (every path that set it: engine_free, a setup that found CMA unusable
+ * or failed after it declared, engine_give_back) */
 static void ptracer_release(MPIDI_Topo_engine_t * e)
 {
 #if defined(PR_SET_PTRACER)
     if (e->ptracer_any && --ptracer_any_users == 0)
-        prctl(PR_SET_PTRACER, 0, 0, 0, 0);
+        (void) ptracer_set(app_ptracer);
 #endif
     e->ptracer_any = 0;
 }
@@ -619,7 +678,7 @@ static int cma_allowed(MPIDI_Topo_engine_t * e)
     if (scope > 1 || MPIR_CVAR_TOPO_CMA != MPIR_CVAR_TOPO_CMA_on)
         return 0;       /* scope 2 and 3: only CAP_SYS_PTRACE, or nobody */
 #if defined(PR_SET_PTRACER) && defined(PR_SET_PTRACER_ANY)
-    if (prctl(PR_SET_PTRACER, PR_SET_PTRACER_ANY, 0, 0, 0) != 0)
+    if (ptracer_any_users == 0 && ptracer_set((unsigned long) PR_SET_PTRACER_ANY) != 0)
         return 0;
     e->ptracer_any = 1;
     ptracer_any_users++;
@@ -1119,6 +1178,7 @@ static int engine_setup(MPIR_Comm * comm, MPIDI_Topo_engine_t * e, int nb_any, i
 /* what an engine that does not run holds: its segment and budget */
 static void engine_give_back(MPIDI_Topo_engine_t * e)
 {
+    ptracer_release(e);
     if (e->seg) {
         MPIDU_shm_free(e->seg);
         e->seg = NULL;

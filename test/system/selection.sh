@@ -134,4 +134,18 @@ MPIR_CVAR_NUM_CLIQUES=1 MPIR_CVAR_TOPO_NB_STACK_SIZE=-1 MPIR_CVAR_TOPO_SETUP_BYT
 check "nonblocking engine calls run with the replaced values" \
     '[ $rc = 0 ] && grep -q " No Errors" "$tmp/out"'
 
+# 12. CET shadow stacks (acted out: MPIR_CVAR_TOPO_DEBUG_SHADOW_STACK): the
+#    coroutines' stack switch would fault there, so nonblocking and
+#    persistent topo_pipeline calls fall back to MPICH's algorithms, said
+#    as FALLBACK says, with right results
+for prog in nonblocking topo_order; do
+    MPIR_CVAR_TOPO_DEBUG_SHADOW_STACK=1 MPIR_CVAR_TOPO_EAGER_SETUP=1 \
+        MPIR_CVAR_IALLGATHER_INTRA_ALGORITHM=topo_pipeline \
+        MPIR_CVAR_IBCAST_INTRA_ALGORITHM=topo_pipeline \
+        MPIR_CVAR_IALLREDUCE_INTRA_ALGORITHM=topo_pipeline MPIR_CVAR_COLLECTIVE_FALLBACK=print \
+        run 4 "$coll/$prog"
+    check "CET shadow stacks: $prog falls back, says why, right results" \
+        '[ $rc = 0 ] && grep -q " No Errors" "$tmp/out" && grep -q "CET shadow stacks are enabled" "$tmp/out"'
+done
+
 [ $fails = 0 ]

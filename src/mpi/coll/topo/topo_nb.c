@@ -7,6 +7,8 @@
 #include "gentran_types.h"
 #include <ucontext.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #if defined(__has_include)
 #if __has_include(<valgrind/valgrind.h>)
@@ -59,6 +61,19 @@ cvars:
         overflow).  User-defined reduction operations run on it too.
         65536 to 1073741824; another value is replaced by the default, with
         a warning.
+
+    - name        : MPIR_CVAR_TOPO_DEBUG_SHADOW_STACK
+      category    : TOPO
+      type        : boolean
+      default     : false
+      class       : none
+      verbosity   : MPI_T_VERBOSITY_MPIDEV_DETAIL
+      scope       : MPI_T_SCOPE_LOCAL
+      description : >-
+        For testing only: the process acts as if it ran with CET shadow
+        stacks, on which the coroutines of nonblocking and persistent
+        topo_pipeline calls would fault: those calls get MPICH's
+        algorithms, as where shadow stacks are found enabled.
 
 === END_MPI_T_CVAR_INFO_BLOCK ===
 */
@@ -537,9 +552,37 @@ int MPIR_Topo_nb_drain(MPIR_Comm * comm)
     goto fn_exit;
 }
 
+/* Whether the process runs with CET shadow stacks (x86-64 Linux 6.6 and
+ * later, glibc 2.39 and later, a binary built with -fcf-protection and the
+ * tunable on): a return on a stack the shadow stack did not see faults
+ * (#CP), which is what MPIR_Topo_nb_switch does, so the coroutines are
+ * not used there (MPIR_CVAR_TOPO_DEBUG_SHADOW_STACK acts it out). */
+#define MPIR_TOPO_ARCH_SHSTK_STATUS 0x5005
+static int shadow_stack_enabled(void)
+{
+    static int enabled = -1;
+
+    if (enabled < 0) {
+        enabled = MPIR_CVAR_TOPO_DEBUG_SHADOW_STACK;
+#if defined(__x86_64__) && defined(__linux__) && defined(SYS_arch_prctl)
+        {
+            unsigned long features = 0;
+            if (!enabled &&
+                syscall(SYS_arch_prctl, MPIR_TOPO_ARCH_SHSTK_STATUS, &features) == 0 &&
+                (features & 1))
+                enabled = 1;
+        }
+#endif
+    }
+    return enabled;
+}
+
 const char *MPIR_Topo_nb_usable(void)
 {
     if (MPIR_ThreadInfo.thread_provided == MPI_THREAD_MULTIPLE)
         return "MPI_THREAD_MULTIPLE (a call's coroutine could be resumed by another thread)";
+    if (shadow_stack_enabled())
+        return "CET shadow stacks are enabled (switching to a call's coroutine stack would "
+            "fault)";
     return NULL;
 }

@@ -1143,8 +1143,8 @@ static int engine_setup(MPIR_Comm * comm, MPIDI_Topo_engine_t * e, int nb_any, i
      * engine's nonblocking calls keeps every member from them */
     if (nb_any)
         e->nb_why_not = MPIR_Topo_nb_usable() ? MPIR_Topo_nb_usable() :
-            "MPI_THREAD_MULTIPLE on another member (a call's coroutine there could be "
-            "resumed by another thread)";
+            "another member cannot switch to a call's coroutine (MPI_THREAD_MULTIPLE or "
+            "CET shadow stacks there)";
     else if (nb_stack_any)
         e->nb_why_not = "a member could not map the stack its nonblocking calls run on "
             "(MPIR_CVAR_TOPO_NB_STACK_SIZE)";

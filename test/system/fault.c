@@ -38,12 +38,6 @@
  *                     "fault staging BYTES nb": the same as MPI_Iallgather
  *                     and MPI_Ibcast then MPI_Wait, after a persistent
  *                     init that sets the engine up on each duplicate.
- *   fault reduce BYTES  run with MPIR_CVAR_TOPO_DEBUG_STAGING_NOMEM=R: an
- *                     allreduce of strided ints (staged), twice, then a
- *                     reduce to rank 0, twice, all on one duplicate of the
- *                     world: every call ends on every process, and none
- *                     reports wrong data as success ("fault: rank R:
- *                     allreduce 0: error class K").
  *   fault nodefail BYTES  run with MPIR_CVAR_TOPO_DEBUG_NODE_FAILED=R: the
  *                     reductions of then_reductions on a duplicate of the
  *                     world, R failing its part of each: every process of
@@ -262,44 +256,6 @@ int main(int argc, char **argv)
         MPI_Type_free(&strided);
         free(ag);
         free(bc);
-    } else if (argc > 1 && strcmp(argv[1], "reduce") == 0) {
-        /* every other int of 2n, summed: the engine stages it */
-        int n = (int) (m / sizeof(int)), *in = malloc(2 * sizeof(int) * n);
-        int *out = malloc(2 * sizeof(int) * n);
-        long sum = 0;
-        MPI_Datatype strided;
-        MPI_Comm comm;
-        MPI_Type_vector(n, 1, 2, MPI_INT, &strided);
-        MPI_Type_commit(&strided);
-        MPI_Comm_dup(MPI_COMM_WORLD, &comm);
-        MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);
-        /* allreduce twice, then reduce (root 0) twice, all on one
-         * communicator: a failed call must not leave it hanging or lying */
-        for (int c = 0; c < 4; c++) {
-            int err, cls = MPI_SUCCESS, bad = 0, wants = c < 2 || rank == 0;
-            for (int i = 0; i < 2 * n; i++) {
-                in[i] = rank + i;
-                out[i] = -1;
-            }
-            if (c < 2)
-                err = MPI_Allreduce(in, out, 1, strided, MPI_SUM, comm);
-            else
-                err = MPI_Reduce(in, out, 1, strided, MPI_SUM, 0, comm);
-            for (int i = 0; i < n && err == MPI_SUCCESS && wants; i++)
-                bad |= out[2 * i] != size * (size - 1) / 2 + size * 2 * i;
-            MPI_Error_class(err, &cls);
-            printf("fault: rank %d: %s %d: %s class %d\n", rank, c < 2 ? "allreduce" : "reduce",
-                   c % 2, err != MPI_SUCCESS ? "error" : bad ? "success with wrong data" :
-                   "success", cls);
-        }
-        MPI_Reduce(&m, &sum, 1, MPI_LONG, MPI_SUM, 0, MPI_COMM_WORLD);
-        if (rank == 0)
-            printf("fault: afterwards a reduce %s\n", sum == m * size ? "works" : "is wrong");
-        fflush(stdout);
-        MPI_Comm_free(&comm);
-        MPI_Type_free(&strided);
-        free(in);
-        free(out);
     } else if (argc > 1 && strcmp(argv[1], "nodefail") == 0) {
         MPI_Comm comm;
         MPI_Comm_dup(MPI_COMM_WORLD, &comm);

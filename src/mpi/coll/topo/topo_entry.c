@@ -715,18 +715,27 @@ static int topo_persist_own(MPIR_Comm * comm, int failed, MPIR_Comm ** own, int 
     MPIR_Errflag_t errflag = MPIR_ERR_NONE;
     MPIR_Topo_comm_t *topo = MPIR_Topo_comm_struct(comm);
     /* any member past the limit; any member without the hint; any member
-     * without memory for the call (its stack) */
-    int v[3] = { topo_own_comms >= MPIR_CVAR_TOPO_PERSIST_MAX,
-        !topo_hint_strict_order || !comm->hints[topo_hint_strict_order], failed
+     * without memory for the call (its stack); any member that cannot
+     * switch stacks (no communicator made for nothing) */
+    int v[4] = { topo_own_comms >= MPIR_CVAR_TOPO_PERSIST_MAX,
+        !topo_hint_strict_order || !comm->hints[topo_hint_strict_order], failed,
+        MPIR_Topo_nb_usable() != NULL
     };
+    int copy_errno, bad;
 
     *own = NULL;
     *shared = 0;
-    mpi_errno = MPIR_Topo_agree_max(comm, topo == NULL, v, 3, &errflag);
+    mpi_errno = MPIR_Topo_agree_max(comm, topo == NULL, v, 4, &errflag);
     MPIR_ERR_CHECK(mpi_errno);
     if (v[2]) {
         *why_not = "a member could not allocate the call (its stack, "
             "MPIR_CVAR_TOPO_NB_STACK_SIZE)";
+        goto fn_exit;
+    }
+    if (v[3]) {
+        *why_not = MPIR_Topo_nb_usable() ? MPIR_Topo_nb_usable() :
+            "another member cannot switch to a call's coroutine (MPI_THREAD_MULTIPLE or "
+            "CET shadow stacks there)";
         goto fn_exit;
     }
     *shared = !v[1];
@@ -743,9 +752,23 @@ static int topo_persist_own(MPIR_Comm * comm, int failed, MPIR_Comm ** own, int 
     }
     /* (no eager setup on it: the caller sets the engine up) */
     MPIR_Topo_setup_hold++;
-    mpi_errno = MPII_Comm_copy(comm, comm->local_size, NULL, own);
+    copy_errno = MPII_Comm_copy(comm, comm->local_size, NULL, own);
     MPIR_Topo_setup_hold--;
-    MPIR_ERR_CHECK(mpi_errno);
+    /* a copy that failed on one process alone after the context id was
+     * agreed (an allocation, its commit) is agreed on before anyone uses
+     * the copy: all fall back */
+    bad = copy_errno != MPI_SUCCESS || *own == NULL;
+    if (bad)
+        *own = NULL;
+    mpi_errno = MPIR_Topo_agree_max(comm, 0, &bad, 1, &errflag);
+    if (mpi_errno || bad) {
+        if (*own)
+            MPIR_Comm_free_impl(*own);
+        *own = NULL;
+        MPIR_ERR_CHECK(mpi_errno);
+        *why_not = "a member could not make the call's own communicator";
+        goto fn_exit;
+    }
     if (*shared) {
         /* (comm's reference, dropped when comm is freed) */
         topo->persist_comm = *own;

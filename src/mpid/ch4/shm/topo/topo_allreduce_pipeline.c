@@ -633,7 +633,8 @@ static int allreduce_elements(const void *sendbuf, void *recvbuf, MPI_Aint count
         if (e->one_per_node) {
             /* MPICH's algorithms need buffers: what they move is dropped */
             sink = MPIR_Topo_sink_alloc(comm, count * x.extent);
-            sendbuf = MPI_IN_PLACE;
+            /* (MPICH's reduce takes MPI_IN_PLACE at the root only) */
+            sendbuf = root < 0 || comm->rank == root ? MPI_IN_PLACE : (char *) sink - x.true_lb;
             recvbuf = (char *) sink - x.true_lb;
         }
     }

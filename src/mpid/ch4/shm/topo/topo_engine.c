@@ -417,7 +417,9 @@ void MPIDI_Topo_tbuf_discard(MPIDI_Topo_tbuf_t * t)
 
 int MPIDI_Topo_staging_failed(MPIDI_Topo_engine_t * e, MPI_Aint n, MPIR_Errflag_t * errflag)
 {
-    MPL_atomic_release_store_uint64(e->node_failed, 1);
+    /* (one process per node: no segment, no word; errflag marks the sends) */
+    if (e->node_failed)
+        MPL_atomic_release_store_uint64(e->node_failed, 1);
     return MPIR_Topo_staging_failed(n, errflag);
 }
 
@@ -1241,7 +1243,8 @@ int MPIDI_Topo_engine_get(MPIR_Comm * comm, MPIDI_Topo_engine_t ** e_out, const 
     agreed[0] = MPIR_Topo_nb_usable() != NULL;
     /* the stack of its nonblocking calls (where they can run at all): a
      * mapping that fails only takes them away from the engine, everywhere */
-    agreed[2] = !agreed[0] && (fail || MPIR_Topo_nb_stack_reserve(topo) != 0);
+    agreed[2] = !agreed[0] && !fail && !e->why_not && !e->one_per_node &&
+        MPIR_Topo_nb_stack_reserve(topo) != 0;
     mpi_errno = MPIR_Topo_agree_max(comm, fail, agreed, 3, errflag);
     topo->engine = e ? e : &setup_failed;
     topo->engine_free = engine_free;

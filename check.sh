@@ -2,7 +2,8 @@
 #
 # mpich-topo test command: installs what is missing, builds MPICH with our
 # tree for ch4:ucx and ch4:ofi (incrementally when already built), then runs
-#   1. the unit tests of the topology logic (test/unit, no MPI);
+#   1. the unit tests of the topology logic (test/unit, no MPI), and that
+#      doc/cvars.md is what the sources' CVAR blocks give;
 #   2. per device (ofi over the tcp provider): MPICH's own coll tests with
 #      each of our algorithms forced and with the built-in tuning, at 1-17
 #      processes, with and without emulated nodes (cliques by block and
@@ -101,6 +102,13 @@ failed=$((failed + ${uf:-0}))
 if [ $unit_rc != 0 ] && [ "${uf:-0}" = 0 ]; then
     note_result "unit tests (make -C test/unit check exited $unit_rc)" 1
 fi
+
+# ------------------------------------------------------------ docs
+# the CVAR reference is what the sources' CVAR blocks give, every CVAR
+# described (doc/cvars.md, maint/gen-cvar-doc.py)
+echo "== docs (doc/cvars.md against the CVAR blocks)"
+python3 "$top/maint/gen-cvar-doc.py" --check
+note_result "doc/cvars.md documents every CVAR as the sources say (maint/gen-cvar-doc.py)" $?
 
 # ------------------------------------------------------------ MPI tests
 # the matrix is test/mpi/coll/testlist.topo (and testlist.topo-full)

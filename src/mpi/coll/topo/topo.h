@@ -143,6 +143,8 @@ void MPIR_Topo_nb_stack_release(MPIR_Topo_comm_t * topo);
 int MPIR_Topo_nb_drain(MPIR_Comm * comm);
 /* NULL, or why coroutines cannot be used in this process */
 const char *MPIR_Topo_nb_usable(void);
+/* why, where some member of a communicator cannot use them (agreed) */
+const char *MPIR_Topo_nb_why_not_some(void);
 /* The csel predicate topo_engine=yes: nonzero when the engine is set up on
  * comm and can run its nonblocking calls there.  With setup (a persistent
  * init, which may communicate: collective over comm) the engine is set up

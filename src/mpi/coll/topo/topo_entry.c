@@ -733,9 +733,7 @@ static int topo_persist_own(MPIR_Comm * comm, int failed, MPIR_Comm ** own, int 
         goto fn_exit;
     }
     if (v[3]) {
-        *why_not = MPIR_Topo_nb_usable() ? MPIR_Topo_nb_usable() :
-            "another member cannot switch to a call's coroutine (MPI_THREAD_MULTIPLE or "
-            "CET shadow stacks there)";
+        *why_not = MPIR_Topo_nb_why_not_some();
         goto fn_exit;
     }
     *shared = !v[1];

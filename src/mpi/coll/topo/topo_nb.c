@@ -586,3 +586,10 @@ const char *MPIR_Topo_nb_usable(void)
             "fault)";
     return NULL;
 }
+
+const char *MPIR_Topo_nb_why_not_some(void)
+{
+    return MPIR_Topo_nb_usable() ? MPIR_Topo_nb_usable() :
+        "another member cannot switch to a call's coroutine (MPI_THREAD_MULTIPLE or CET "
+        "shadow stacks there)";
+}

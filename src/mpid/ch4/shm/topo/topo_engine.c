@@ -1144,9 +1144,7 @@ static int engine_setup(MPIR_Comm * comm, MPIDI_Topo_engine_t * e, int nb_any, i
     /* each process has its own thread level: one that cannot run the
      * engine's nonblocking calls keeps every member from them */
     if (nb_any)
-        e->nb_why_not = MPIR_Topo_nb_usable() ? MPIR_Topo_nb_usable() :
-            "another member cannot switch to a call's coroutine (MPI_THREAD_MULTIPLE or "
-            "CET shadow stacks there)";
+        e->nb_why_not = MPIR_Topo_nb_why_not_some();
     else if (nb_stack_any)
         e->nb_why_not = "a member could not map the stack its nonblocking calls run on "
             "(MPIR_CVAR_TOPO_NB_STACK_SIZE)";

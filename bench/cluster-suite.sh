@@ -1,14 +1,15 @@
 #!/bin/bash
 # Multi-node timings that mean something on one small machine: the suite of
 # bench/run.sh (every allgather, bcast, allreduce and reduce algorithm, MPICH's
-# default selection, mpich-topo's, Open MPI default and coll_han) run on the
+# default selection, mpich-topo's, and Open MPI as a peer) run on the
 # emulated cluster of bench/cluster.sh, whose shaped NICs are slower than
 # memory, as on real clusters.
 #
 #   bench/cluster-suite.sh [--nodes "2"] [--ppn "1 2"] [--rates "1gbit 500mbit"]
 #                          [--placements "block cyclic shuffle"] [--min BYTES]
 #                          [--max BYTES] [--step K] [--colls LIST] [--latency-bytes B]
-#                          [--no-peers] [--smoke] [--prebuilt DIR] [--out DIR]
+#                          [--no-peers] [--ompi 5|4] [--smoke] [--prebuilt DIR]
+#                          [--out DIR]
 #
 #   --nodes, --ppn  the cluster shapes (every combination)
 #   --rates         NIC rates, tc units; every rate R is also run at R/2:
@@ -29,6 +30,13 @@
 #                   the first rate times 64 us; a small message between two
 #                   emulated nodes takes 13 us with 2 processes on the 2
 #                   cores, several times that with 8 sharing them)
+#   --ompi V        the peer: 5 (default) is Open MPI 5.0.7 from
+#                   bench/install-peers.sh, two columns: its default (coll/han
+#                   within and across nodes) and tuned alone (--mca coll ^han);
+#                   4 is Debian bookworm's 4.1.4: its default and coll_han
+#                   raised to priority 100 (4.1.4's default leaves han aside).
+#                   Both over ob1, shared memory within a node and tcp between
+#                   (bench/cluster.sh --ompi)
 #   --prebuilt DIR  take the benchmark (DIR/coll_bench, DIR/coll_bench-openmpi)
 #                   and MPICH 4.0.2's stock tuning (DIR/stock/*.json) from DIR
 #                   instead of building them: for a machine with neither a
@@ -58,6 +66,7 @@ out=
 latency_bytes=
 colls=allgather,bcast,allreduce
 prebuilt=
+ompi=5
 cmdline="bench/cluster-suite.sh $*"
 while [ $# -gt 0 ]; do
     case $1 in
@@ -71,6 +80,7 @@ while [ $# -gt 0 ]; do
         --latency-bytes) latency_bytes=$2; shift ;;
         --colls) colls=$2; shift ;;
         --no-peers) peers=no ;;
+        --ompi) ompi=$2; shift ;;
         --smoke) smoke=yes ;;
         --prebuilt) prebuilt=$(cd "$2" && pwd); shift ;;
         --out) out=$2; shift ;;
@@ -139,7 +149,17 @@ else
     # MPICH 4.0.2's own tuning: what "MPICH default" means
     sh "$top/maint/stock-tuning.sh" "$tmpd/stock"
 fi
-if [ $peers = yes ]; then
+case $ompi in 5|4) ;; *) echo "cluster-suite.sh: --ompi is 5 or 4" >&2; exit 2 ;; esac
+ompi5=$top/.cache/openmpi-5.0.7
+if [ $peers = yes ] && [ $ompi = 5 ]; then
+    if [ -n "$prebuilt" ] || [ ! -x "$ompi5/bin/mpicc" ]; then
+        say "note: no Open MPI 5.0.7 (bench/install-peers.sh; --ompi 4 for Debian's 4.1.4): no peer runs"
+        peers=no
+    else
+        ompibin=$tmpd/coll_bench-openmpi5
+        "$ompi5/bin/mpicc" -O2 -std=c99 -o "$ompibin" "$top/bench/coll_bench.c"
+    fi
+elif [ $peers = yes ]; then
     if ! command -v mpirun.openmpi >/dev/null; then
         say "note: Open MPI not installed (bench/install-peers.sh): no peer runs"
         peers=no
@@ -176,12 +196,14 @@ launch() {
     local cpl=$pl
     [ "$pl" = shuffle ] && cpl=block
     local c=(bash "$top/bench/cluster.sh" --nodes "$n" --ppn "$p" --rate "${kbit}kbit"
-        --placement "$cpl" --counters "$tmpd/counters.csv" --timeout 1800 --prefix "$prefix" "$mode" "$@")
+        --placement "$cpl" --counters "$tmpd/counters.csv" --timeout 1800 --prefix "$prefix" --ompi "$ompi" "$mode" "$@")
     echo "${c[*]}" | sed "s|$tmpd/|\$TMP/|g; s|$top/||g" >>"$cmds"
     local rc
     "${c[@]}" 2>&1 >"$tmpd/launch.out" | tee -a "$log" >&2
     rc=${PIPESTATUS[0]}
-    grep -v '^label,' "$tmpd/launch.out" | sed "s/^/$kbit,/" >>"$csv" || true
+    # the rows from their label on: PRRTE (Open MPI 5) prints a rank's
+    # unfinished stderr line (-P progress) into its stdout
+    grep -o -- "$label,.*" "$tmpd/launch.out" | sed "s/^/$kbit,/" >>"$csv" || true
     sed "1d; s/^/$kbit,$n,$p,$pl,$label,/" "$tmpd/counters.csv" >>"$out/counters.csv" 2>/dev/null || true
     if [ "$rc" != 0 ]; then
         failures=$((failures + 1))
@@ -211,7 +233,12 @@ for n in $nodes_l; do
                         "$bin" -c "$colls" -a default -l mpich-alone "${a[@]}"
                     launch "$kbit" "$n" "$p" "$pl" mpich mpiexec "${stock[@]}" "${net[@]}" -n "$np" -bind-to core \
                         "$bin" -c "$colls" -a "$algs" -l mpich "${a[@]}"
-                    if [ $peers = yes ]; then
+                    if [ $peers = yes ] && [ $ompi = 5 ]; then
+                        launch "$kbit" "$n" "$p" "$pl" openmpi5 mpirun -n "$np" --bind-to core \
+                            "$ompibin" -c "$colls" -a default -l openmpi5 "${a[@]}"
+                        launch "$kbit" "$n" "$p" "$pl" openmpi5-tuned mpirun -n "$np" --bind-to core \
+                            --mca coll ^han "$ompibin" -c "$colls" -a default -l openmpi5-tuned "${a[@]}"
+                    elif [ $peers = yes ]; then
                         launch "$kbit" "$n" "$p" "$pl" openmpi mpirun -n "$np" --bind-to core \
                             "$ompibin" -c "$colls" -a default -l openmpi "${a[@]}"
                         launch "$kbit" "$n" "$p" "$pl" openmpi-han mpirun -n "$np" --bind-to core \
@@ -253,7 +280,11 @@ fi
     echo "network: MPIR_CVAR_TOPO_NETWORK_LATENCY_BYTES=$latency_bytes for mpich-topo (its forced algorithms too)"
     echo "waiting: MPIR_CVAR_CH4_YIELD_WHEN_IDLE=on and mpi_yield_when_idle 1 where the cluster's processes outnumber the cores"
     echo "mpich: $("$prefix/bin/mpichversion" 2>/dev/null | sed -n 's/^MPICH Version:[[:space:]]*//p') ch4:ofi (tcp between nodes), mpich-topo $(cd "$top" && git rev-parse --short HEAD 2>/dev/null || cat "$prebuilt/commit" 2>/dev/null)"
-    [ $peers = yes ] && echo "openmpi: $(ompi_info --version 2>/dev/null | head -1)"
+    if [ $peers = yes ] && [ $ompi = 5 ]; then
+        echo "openmpi: $("$ompi5/bin/ompi_info" --version 2>/dev/null | head -1) (bench/install-peers.sh), ob1: sm within a node, tcp between"
+    elif [ $peers = yes ]; then
+        echo "openmpi: $(ompi_info --version 2>/dev/null | head -1), ob1: vader within a node, tcp between"
+    fi
 } >"$out/meta.txt"
 python3 "$top/bench/cluster_report.py" "$out" >/dev/null
 say "== done in ${elapsed} s: $out/summary.md"

@@ -10,14 +10,14 @@
 #   bench/cluster.sh [--nodes N] [--ppn P] [--rate RATE] [--delay DELAY]
 #                    [--placement block|cyclic] [--counters FILE]
 #                    [--rails R [--nic-counters FILE]]
-#                    [--timeout SEC] [--prefix DIR] [--ompi-hosts HOW]
+#                    [--timeout SEC] [--prefix DIR] [--ompi 5|4] [--ompi-hosts HOW]
 #                    mpiexec|mpirun|run ARGS...
 #
 #   mpiexec ARGS  our mpiexec (DIR/bin/mpiexec, default install-ofi) with
 #                 -launcher rsh into the nodes, -hosts node0,... and -ppn P;
 #                 ARGS as for mpiexec (-n, -bind-to core, -env ..., program)
-#   mpirun ARGS   Open MPI's mpirun.openmpi, its daemons started in the
-#                 nodes the same way (--host node0:P,...; tcp between nodes)
+#   mpirun ARGS   Open MPI's mpirun, its daemons started in the nodes the
+#                 same way (--host node0:P,...; tcp between nodes)
 #   run CMD...    CMD in node0 with CLUSTER_HOSTS (node0,node1,...) and
 #                 CLUSTER_RSH (the launcher to give mpiexec/mpirun) set
 #
@@ -44,6 +44,13 @@
 #   --nic-counters FILE  per node and NIC, the bytes sent and received, as
 #                   CSV (node,nic,tx_bytes,rx_bytes); --counters sums them
 #   --timeout SEC   end the command after SEC seconds (default 1800)
+#   --ompi V        which Open MPI mpirun starts: 5 (default) is 5.0.7 from
+#                   bench/install-peers.sh (.cache/openmpi-5.0.7), its PRRTE
+#                   daemons started through the nodes' launcher; 4 is Debian
+#                   bookworm's 4.1.4 (mpirun.openmpi). Both run ob1 with the
+#                   shared-memory and tcp BTLs: UCX (5.0.7's default PML)
+#                   would see one machine and reach other nodes through
+#                   System V shared memory and CMA instead of their NICs
 #   --quiet         do not print the per-node byte counts
 #   --ompi-hosts HOW  how mpirun learns the nodes: host (default; --host
 #                   node0:P,...), hostfile (--hostfile, "nodeK slots=P"),
@@ -77,6 +84,7 @@ placement=block
 prefix=$top/install-ofi
 quiet=no
 ompi_hosts=${CLUSTER_OMPI_HOSTS:-host}
+ompi=5
 ucx_devices=list
 while [ $# -gt 0 ]; do
     case $1 in
@@ -92,6 +100,7 @@ while [ $# -gt 0 ]; do
         --quiet) quiet=yes; shift ;;
         --prefix) prefix=$2; shift 2 ;;
         --ompi-hosts) ompi_hosts=$2; shift 2 ;;
+        --ompi) ompi=$2; shift 2 ;;
         --ucx-devices) ucx_devices=$2; shift 2 ;;
         -h|--help) sed -n '2,/^[^#]/s/^# \{0,1\}//p' "$0"; exit 0 ;;
         mpiexec|mpirun|run) break ;;
@@ -108,6 +117,7 @@ case $rails in 1|2|3|4) ;; *) echo "cluster.sh: --rails is 1 to 4" >&2; exit 2 ;
 case $placement in block|cyclic) ;; *) echo "cluster.sh: --placement is block or cyclic" >&2; exit 2 ;; esac
 case $ucx_devices in list|all) ;; *) echo "cluster.sh: --ucx-devices is list or all" >&2; exit 2 ;; esac
 case $ompi_hosts in host|hostfile|node0) ;; *) echo "cluster.sh: --ompi-hosts is host, hostfile or node0" >&2; exit 2 ;; esac
+case $ompi in 5|4) ;; *) echo "cluster.sh: --ompi is 5 or 4" >&2; exit 2 ;; esac
 [ "$(id -u)" = 0 ] || { echo "cluster.sh: needs root (network namespaces)" >&2; exit 2; }
 for t in ip tc unshare timeout taskset; do
     command -v $t >/dev/null || { echo "cluster.sh: $t not found (iproute2, util-linux, coreutils)" >&2; exit 2; }
@@ -286,17 +296,24 @@ fi
 over=no
 [ $((nodes * ppn)) -gt "$ncores" ] && over=yes
 [ $over = yes ] && [ -z "${MPIR_CVAR_CH4_YIELD_WHEN_IDLE:-}" ] && envs+=(MPIR_CVAR_CH4_YIELD_WHEN_IDLE=on)
-ompi=()
-[ $over = yes ] && [ -z "${OMPI_MCA_mpi_yield_when_idle:-}" ] && ompi+=(--mca mpi_yield_when_idle 1)
+ompi_args=()
+[ $over = yes ] && [ -z "${OMPI_MCA_mpi_yield_when_idle:-}" ] && ompi_args+=(--mca mpi_yield_when_idle 1)
 # hydra fills each host with -ppn processes before the next, round robin
-[ "$placement" = cyclic ] && ompi+=(--map-by node)
+[ "$placement" = cyclic ] && ompi_args+=(--map-by node)
 case $mode in
     mpiexec)
         cmd=("$prefix/bin/mpiexec" -launcher rsh -launcher-exec "$work/rsh" -hosts "$list"
             -ppn "$([ "$placement" = cyclic ] && echo 1 || echo "$ppn")" -iface eth0 "$@") ;;
     mpirun)
-        command -v mpirun.openmpi >/dev/null ||
-            { echo "cluster.sh: mpirun.openmpi not found (bench/install-peers.sh)" >&2; exit 2; }
+        if [ "$ompi" = 5 ]; then
+            mpirun=$top/.cache/openmpi-5.0.7/bin/mpirun
+            [ -x "$mpirun" ] ||
+                { echo "cluster.sh: no Open MPI 5.0.7 in .cache (bench/install-peers.sh)" >&2; exit 2; }
+        else
+            mpirun=mpirun.openmpi
+            command -v mpirun.openmpi >/dev/null ||
+                { echo "cluster.sh: mpirun.openmpi not found (bench/install-peers.sh)" >&2; exit 2; }
+        fi
         # more processes than cores (the nodes share them): Open MPI refuses
         # to bind two to a core unless told, where Hydra shares them out
         if [ $over = yes ]; then
@@ -314,9 +331,19 @@ case $mode in
         fi
         # plm rsh: an image's own OMPI_MCA_plm=isolated (the lent machine's)
         # would start no daemon on the other nodes ("not enough slots")
-        cmd=(mpirun.openmpi --allow-run-as-root --mca plm rsh --mca plm_rsh_agent "$work/rsh"
-            --mca btl_tcp_if_include eth0 --mca oob_tcp_if_include eth0
-            --mca plm_rsh_no_tree_spawn 1 "${hostargs[@]}" "${ompi[@]}" "$@")
+        if [ "$ompi" = 5 ]; then
+            # PRRTE's launcher is "ssh"; the daemons find prted by --prefix
+            cmd=("$mpirun" --allow-run-as-root --prefix "${mpirun%/bin/mpirun}"
+                --prtemca plm ssh --prtemca plm_ssh_agent "$work/rsh"
+                --prtemca plm_ssh_no_tree_spawn 1 --prtemca oob_tcp_if_include eth0
+                --mca pml ob1 --mca btl self,sm,tcp --mca btl_tcp_if_include eth0
+                "${hostargs[@]}" "${ompi_args[@]}" "$@")
+        else
+            cmd=(mpirun.openmpi --allow-run-as-root --mca plm rsh --mca plm_rsh_agent "$work/rsh"
+                --mca btl_tcp_if_include eth0 --mca oob_tcp_if_include eth0
+                --mca plm_rsh_no_tree_spawn 1 --mca pml ob1 --mca btl self,vader,tcp
+                "${hostargs[@]}" "${ompi_args[@]}" "$@")
+        fi
         # the launcher joins its arguments into one command line
         [ "$ompi_hosts" = node0 ] && cmd=("$work/rsh" node0 "$(printf '%q ' "${cmd[@]}")") ;;
     run)

@@ -42,6 +42,13 @@ def main(d):
     ours = sorted({k[7] for k in t if k[7].startswith("topo_")})
     stock = sorted({k[7] for k in t if k[1] == "mpich" and k[7] != "default"
                     and not k[7].startswith("topo_")})
+    # the peer's two columns: Open MPI 5.0.7's default (han) and tuned
+    # alone, or 4.1.4's default and coll_han raised (cluster-suite.sh --ompi)
+    labels = {k[1] for k in t}
+    if "openmpi5" in labels or "openmpi5-tuned" in labels:
+        peers = (("openmpi5", "Open MPI 5 default (han)"), ("openmpi5-tuned", "Open MPI 5 tuned"))
+    else:
+        peers = (("openmpi", "Open MPI"), ("openmpi-han", "coll_han"))
     out = ["# Emulated cluster: multi-node collectives", ""]
     meta = os.path.join(d, "meta.txt")
     cores = "?"
@@ -71,7 +78,8 @@ def main(d):
         for coll in sorted({c[0] for c in cases}):
             out += ["## %s at %s per NIC" % (coll, rate(kb)), ""]
             out += ["| nodes x ppn | placement | size | MPICH default us | mpich-topo default "
-                    "| ours best | stock best | Open MPI | coll_han | busiest NIC | wire us | headroom |",
+                    "| ours best | stock best | %s | %s | busiest NIC | wire us | headroom |"
+                    % (peers[0][1], peers[1][1]),
                     "|---|---|---|---|---|---|---|---|---|---|---|---|"]
             for c in cases:
                 if c[0] != coll:
@@ -124,7 +132,7 @@ def main(d):
                 out.append("| %d x %d | %s | %s | %.0f %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
                     n, ppn, pl, size(b), base, "x%.1f" % gb if gb else "", topo,
                     best("mpich", ours)[0], best("mpich", stock)[0],
-                    cell("openmpi", "default")[0], cell("openmpi-han", "default")[0],
+                    cell(peers[0][0], "default")[0], cell(peers[1][0], "default")[0],
                     "%.2f" % (nb[0] / nb[1]) if nb and nb[1] > 0 else "-",
                     "%.0f" % wire if wire else "-", "%.2f" % (base / wire) if wire else "-"))
                 for a in ours:

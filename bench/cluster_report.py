@@ -74,6 +74,7 @@ def main(d):
             "`headroom` MPICH's default time over it: the most any algorithm "
             "could gain on it while the network alone sets the time." % (GROWTH, GROWTH, cores), ""]
     verdict = []
+    against = []
     for kb in full:
         for coll in sorted({c[0] for c in cases}):
             out += ["## %s at %s per NIC" % (coll, rate(kb)), ""]
@@ -141,6 +142,13 @@ def main(d):
                         verdict.append((coll, a, kb, n, ppn, pl, b, v))
                 if vt is not None:
                     verdict.append((coll, "mpich-topo default", kb, n, ppn, pl, b, vt))
+                # mpich-topo's default against each peer column, where both
+                # times are network-bound
+                mt, gt = g("mpich-topo", "default"), grow("mpich-topo", "default")
+                for label, _ in peers:
+                    pv, gp = g(label, "default"), grow(label, "default")
+                    if mt and pv and gt and gp and min(gt, gp) >= GROWTH:
+                        against.append((coll, label, kb, n, ppn, pl, b, pv / mt))
             out.append("")
     out += ["## Network-bound cells: ratio to MPICH's default", ""]
     if not verdict:
@@ -151,6 +159,18 @@ def main(d):
         out.append("- %s, %d x %d, %s: %d cells, %.2f to %.2f (median %.2f); sizes %s" % (
             key[0], key[1], key[2], key[3], len(vs), r[0], r[-1], r[len(r) // 2],
             ", ".join(size(b) for b in sorted({v[6] for v in vs}))))
+    if against:
+        out += ["", "## Network-bound cells: mpich-topo's default against the peer", "",
+                "The peer's time over mpich-topo's default (above 1 ours is faster), "
+                "where both grew by %.1fx or more at half the rate." % GROWTH, ""]
+        names = dict(peers)
+        for key in sorted({(v[0], v[3], v[4], v[1]) for v in against}):
+            vs = [v for v in against if (v[0], v[3], v[4], v[1]) == key]
+            r = sorted(v[7] for v in vs)
+            out.append("- %s, %d x %d, against %s: %d cells, %.2f to %.2f (median %.2f); below 0.95: %s" % (
+                key[0], key[1], key[2], names[key[3]], len(vs), r[0], r[-1], r[len(r) // 2],
+                ", ".join("%s %s %s %.2f" % (size(v[6]), v[5], rate(v[2]), v[7])
+                          for v in sorted(vs, key=lambda v: (v[6], v[5], v[2])) if v[7] < 0.95) or "none"))
     open(os.path.join(d, "summary.md"), "w").write("\n".join(out) + "\n")
 
 

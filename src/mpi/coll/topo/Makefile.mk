@@ -11,6 +11,7 @@ mpi_core_sources += \
     src/mpi/coll/topo/topo_ring.c \
     src/mpi/coll/topo/topo_layout.c \
     src/mpi/coll/topo/topo_op.c \
+    src/mpi/coll/topo/topo_model.c \
     src/mpi/coll/topo/topo.c \
     src/mpi/coll/topo/topo_basic.c \
     src/mpi/coll/topo/coll_trace.c \

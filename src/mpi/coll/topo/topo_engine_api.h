@@ -13,10 +13,13 @@
 int MPIDI_Topo_bcast_pipeline(void *buffer, MPI_Aint count, MPI_Datatype datatype, int root,
                               MPIR_Comm * comm, const char **why_not, MPIR_Errflag_t * errflag);
 /* how allgather's leaders exchange their nodes' data: the pipelined ring
- * (topo_pipeline) or one allgatherv after the aggregation (topo_multileader) */
+ * (topo_pipeline) or one allgatherv after the aggregation (topo_multileader:
+ * log-step below MPIR_CVAR_ALLGATHER_LONG_MSG_SIZE, as MPICH; LOGSTEP:
+ * log-step at every size, what topo_pipeline's cost model chose) */
 typedef enum {
     MPIDI_TOPO_LEADERS_RING,
-    MPIDI_TOPO_LEADERS_ALLGATHERV
+    MPIDI_TOPO_LEADERS_ALLGATHERV,
+    MPIDI_TOPO_LEADERS_LOGSTEP
 } MPIDI_Topo_leader_step_t;
 /* (topo_pipeline chosen by the built-in tuning may, within one node, pick
  * its way from what its first calls of each size took:

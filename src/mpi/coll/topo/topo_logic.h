@@ -296,4 +296,29 @@ int MPIR_Topo_op_apply(int kind, int op, const void *in, void *inout, size_t n);
 int MPIR_Topo_op_apply_width(int width, int kind, int op, const void *in, void *inout,
                              size_t n);
 
+/* ---------------------------------------------------------------- cost model
+ * (topo_model.c: units, formulas and constants) */
+typedef struct MPIR_Topo_model {
+    double net_latency;         /* B: bytes a NIC moves in one message's latency */
+    double mem_speedup;         /* R: bytes copied within a node per byte the NIC moves */
+} MPIR_Topo_model_t;
+extern const MPIR_Topo_model_t MPIR_Topo_model_default;
+
+/* the leaders' exchange of an allgather across nodes */
+enum { MPIR_TOPO_MODEL_RING = 0, MPIR_TOPO_MODEL_LOGSTEP = 1 };
+/* the tree of nodes of a bcast */
+enum { MPIR_TOPO_TREE_AUTO = 0, MPIR_TOPO_TREE_BINOMIAL = 1, MPIR_TOPO_TREE_CHAIN = 2 };
+
+/* Which exchange among the leaders of nn nodes (ppn processes each, ppl
+ * per leader group) the model puts first for m bytes per process, with
+ * both predictions (bytes of NIC time). */
+int MPIR_Topo_model_allgather_leaders(const MPIR_Topo_model_t * md, int nn, int ppn, int ppl,
+                                      long long m, double *ring, double *logstep);
+/* The tree of nodes of a bcast (1: the chain), its chunk and its cost. */
+int MPIR_Topo_model_bcast_nodes(const MPIR_Topo_model_t * md, int nn, long long m, long long slot,
+                                long long b, int tree, long long min_chunk, long long *chunk,
+                                double *cost);
+/* MPICH's scatter + ring allgather bcast, one process per node. */
+double MPIR_Topo_model_bcast_scatter(const MPIR_Topo_model_t * md, int p, long long m);
+
 #endif /* TOPO_LOGIC_H_INCLUDED */

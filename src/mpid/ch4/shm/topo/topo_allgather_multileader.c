@@ -29,11 +29,11 @@ static int mark_failed(MPIR_Comm * comm, int tag, void *state)
 }
 
 /* Kandalla's leader exchange: recursive doubling (power-of-two leader
- * count) or Bruck for small totals, a ring for large ones.  Run as a
+ * count) or Bruck if logstep, else a ring.  Run as a
  * nonblocking schedule so that our waiting loop, which yields, completes
  * it. */
 static int leader_allgatherv(MPIDI_Topo_engine_t * e, char *buf, const MPI_Aint * counts,
-                             const MPI_Aint * displs, MPI_Aint total, MPIR_Errflag_t * errflag)
+                             const MPI_Aint * displs, int logstep, MPIR_Errflag_t * errflag)
 {
     int mpi_errno = MPI_SUCCESS, tag = -1, nn = e->nnodes;
     MPIR_Comm *lc = e->leader_comm;
@@ -49,12 +49,12 @@ static int leader_allgatherv(MPIDI_Topo_engine_t * e, char *buf, const MPI_Aint 
         mpi_errno = MPIR_Sched_cb(&mark_failed, NULL, s);
         MPIR_ERR_CHECK(mpi_errno);
     }
-    if (total < MPIR_CVAR_ALLGATHER_LONG_MSG_SIZE && !(nn & (nn - 1)))
+    if (logstep && !(nn & (nn - 1)))
         mpi_errno = MPIR_Iallgatherv_intra_sched_recursive_doubling(MPI_IN_PLACE, 0,
                                                                     MPI_DATATYPE_NULL, buf,
                                                                     counts, displs, MPI_BYTE,
                                                                     lc, s);
-    else if (total < MPIR_CVAR_ALLGATHER_LONG_MSG_SIZE)
+    else if (logstep)
         mpi_errno = MPIR_Iallgatherv_intra_sched_brucks(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, buf,
                                                         counts, displs, MPI_BYTE, lc, s);
     else
@@ -72,10 +72,13 @@ static int leader_allgatherv(MPIDI_Topo_engine_t * e, char *buf, const MPI_Aint 
 }
 
 /* Leader g's step of one round: its group's portion of every node,
- * gathered into slot by one allgatherv over its leader communicator.
- * counts and displs: room for one entry per node. */
+ * gathered into slot by one allgatherv over its leader communicator, by
+ * log steps if logstep, else by MPICH's rule (log steps below
+ * MPIR_CVAR_ALLGATHER_LONG_MSG_SIZE in all, a ring above).  counts and
+ * displs: room for one entry per node. */
 int MPIDI_Topo_multileader_step(MPIDI_Topo_engine_t * e, char *slot, MPI_Aint len,
-                                MPI_Aint * counts, MPI_Aint * displs, MPIR_Errflag_t * errflag)
+                                MPI_Aint * counts, MPI_Aint * displs, int logstep,
+                                MPIR_Errflag_t * errflag)
 {
     const MPIR_Topo_layout_t *l = e->layout;
     int k = e->k, g = e->group;
@@ -86,5 +89,6 @@ int MPIDI_Topo_multileader_step(MPIDI_Topo_engine_t * e, char *slot, MPI_Aint le
         displs[x] = l->group_start[x * k + g] * len;
         total += counts[x];
     }
-    return leader_allgatherv(e, slot, counts, displs, total, errflag);
+    return leader_allgatherv(e, slot, counts, displs,
+                             logstep || total < MPIR_CVAR_ALLGATHER_LONG_MSG_SIZE, errflag);
 }

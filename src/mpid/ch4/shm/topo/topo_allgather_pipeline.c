@@ -30,6 +30,27 @@ cvars:
         (Until the next release also read from MPIR_CVAR_TOPO_CMA_THRESHOLD,
         its old name.)
 
+    - name        : MPIR_CVAR_TOPO_ALLGATHER_LEADERS
+      category    : TOPO
+      type        : enum
+      default     : auto
+      class       : none
+      verbosity   : MPI_T_VERBOSITY_USER_BASIC
+      scope       : MPI_T_SCOPE_ALL_EQ
+      description : |-
+        The exchange among the node leaders of allgather topo_pipeline
+        across nodes (blocking, nonblocking and persistent alike).
+        auto    - the faster by the cost model (topo_model.c,
+                  MPIR_Topo_model_allgather_leaders) from the node count,
+                  processes per node, the bytes and
+                  MPIR_CVAR_TOPO_NETWORK_LATENCY_BYTES: the log-step
+                  exchange for small calls on 4 nodes or more, else the
+                  ring (MPIR_CVAR_TOPO_PRINT shows the crossover).
+        ring    - the pipelined ring: N-1 steps, each node portion copied
+                  out while the next arrives.
+        logstep - recursive doubling (a power-of-two node count) or Bruck:
+                  ceil(log2 N) steps, copied out at the end.
+
 === END_MPI_T_CVAR_INFO_BLOCK ===
 */
 
@@ -74,6 +95,12 @@ cvars:
  * (copy_out_levels).  The members read their own unit's blocks from
  * area 0 and the rest from its area, and wait on their own unit and its
  * first member only.
+ *
+ * Leaders' exchange across nodes (MPIR_CVAR_TOPO_ALLGATHER_LEADERS): the
+ * ring below, or, where the cost model (topo_model.c) puts it first, as on
+ * many nodes with small calls, topo_multileader's allgatherv by recursive
+ * doubling or Bruck: ceil(log2 N) latencies instead of N-1, and the
+ * copy-out after it.
  *
  * Cost, m bytes per process, N nodes of L processes, k leaders per node,
  * p = N.L: every process copies m in and p.m out (segment mode; direct
@@ -299,8 +326,10 @@ static int allgather_segment(MPIDI_Topo_engine_t * e, const MPIDI_Topo_tbuf_t * 
         if (e->is_leader && nn > 1) {
             MPIDI_TOPO_WAIT_ALL(e, arrive, e->group_lo[g], e->group_lo[g + 1], r);
             MPIDI_Topo_node_errflag(e, errflag);
-            if (leader_step == MPIDI_TOPO_LEADERS_ALLGATHERV) {
-                mpi_errno = MPIDI_Topo_multileader_step(e, slot, len, counts, displs, errflag);
+            if (leader_step != MPIDI_TOPO_LEADERS_RING) {
+                mpi_errno = MPIDI_Topo_multileader_step(e, slot, len, counts, displs,
+                                                        leader_step == MPIDI_TOPO_LEADERS_LOGSTEP,
+                                                        errflag);
                 MPIR_ERR_COLL_CHECKANDCONT(mpi_errno, *errflag);
                 MPIDI_TOPO_EVENT(e, "leaders", i, 0);
                 MPL_atomic_release_store_uint64(&me->avail, MPIDI_TOPO_PROG(r, nn));
@@ -458,6 +487,28 @@ static int allgather_direct(MPIDI_Topo_engine_t * e, char *recv, MPI_Aint m, MPI
     goto fn_exit;
 }
 
+/* The leaders' exchange of topo_pipeline across nodes: its ring, or,
+ * where the cost model puts the log-step exchange first (many nodes, small
+ * calls: the ring pays N-1 latencies, Bruck ceil(log2 N)), recursive
+ * doubling or Bruck in topo_multileader's place.  Every process decides
+ * alike: the inputs are the same everywhere. */
+MPIDI_Topo_leader_step_t MPIDI_Topo_allgather_leaders(MPIDI_Topo_engine_t * e, int p, MPI_Aint m,
+                                                      double *ring, double *logstep)
+{
+    MPIR_Topo_model_t md = MPIR_Topo_model_default;
+    int nn = e->nnodes, ppn = (p + nn - 1) / nn, choice;
+
+    md.net_latency = (double) MPL_MAX(MPIR_CVAR_TOPO_NETWORK_LATENCY_BYTES, 1);
+    choice = MPIR_Topo_model_allgather_leaders(&md, nn, ppn, (ppn + e->k - 1) / e->k, m,
+                                               ring, logstep);
+    if (MPIR_CVAR_TOPO_ALLGATHER_LEADERS == MPIR_CVAR_TOPO_ALLGATHER_LEADERS_ring)
+        return MPIDI_TOPO_LEADERS_RING;
+    if (MPIR_CVAR_TOPO_ALLGATHER_LEADERS == MPIR_CVAR_TOPO_ALLGATHER_LEADERS_logstep)
+        return MPIDI_TOPO_LEADERS_LOGSTEP;
+    return choice == MPIR_TOPO_MODEL_LOGSTEP ? MPIDI_TOPO_LEADERS_LOGSTEP :
+        MPIDI_TOPO_LEADERS_RING;
+}
+
 int MPIDI_Topo_allgather(const void *sendbuf, MPI_Aint sendcount, MPI_Datatype sendtype,
                          void *recvbuf, MPI_Aint recvcount, MPI_Datatype recvtype,
                          MPIR_Comm * comm, MPIDI_Topo_leader_step_t leader_step,
@@ -480,6 +531,10 @@ int MPIDI_Topo_allgather(const void *sendbuf, MPI_Aint sendcount, MPI_Datatype s
     }
 
     MPIDI_TOPO_ENGINE_GET(comm, e, why_not, errflag);
+    if (leader_step == MPIDI_TOPO_LEADERS_RING && e->nnodes > 1 && !e->one_per_node) {
+        double ring, logstep;
+        leader_step = MPIDI_Topo_allgather_leaders(e, p, m, &ring, &logstep);
+    }
     if (MPIDI_Topo_allgather_learns(e, leader_step, p * m))
         mpi_errno = MPIDI_Topo_allgather_learned(e, sendbuf, sendcount, sendtype, recvbuf,
                                                  recvcount, recvtype, comm, errflag);

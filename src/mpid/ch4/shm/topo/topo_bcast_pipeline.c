@@ -127,70 +127,39 @@ cvars:
  * and each leader forwards its chunk to its children in the tree of nodes
  * as soon as it has it. */
 
-/* The cost model of the trees of nodes, in bytes of one NIC's time: a
- * message of c bytes costs B + c, B = MPIR_CVAR_TOPO_NETWORK_LATENCY_BYTES.
- * For m bytes on nn nodes, d = ceil(log2 nn), k leaders per node:
- *   binomial  d.(b.B + m)             b slot-size messages per leader; the
- *                                     root's node sends it all d times;
- *   chain     (nn - 2 + n).(B + m/n)  n chunks; every node sends each once,
- *                                     after nn - 2 chunks fill the line;
- *                                     least at n = sqrt((nn - 2).m / B);
- *   scatter   (nn - 1 + d).B + 2m(nn - 1)/nn  MPICH's scatter then ring
- *                                     allgather (one process per node only).
- * So the chain's chunk shrinks with the message, down to
- * MPIDI_TOPO_BCAST_MIN_CHUNK, to keep the line full: on 4 nodes, 64 KiB
- * goes in one chunk where B is 16 KiB (a binomial tree then costs less),
- * in 8 where B is 2 KiB (the emulated cluster's 250 Mbit/s NICs). */
+/* The trees of nodes are chosen by the cost model (topo_model.c,
+ * MPIR_Topo_model_bcast_nodes: binomial, chain, and MPICH's scatter + ring
+ * allgather with one process per node).  The chain's chunk shrinks with
+ * the message, down to MPIDI_TOPO_BCAST_MIN_CHUNK, to keep the line full:
+ * on 4 nodes, 64 KiB goes in one chunk where B is 16 KiB (a binomial tree
+ * then costs less), in 8 where B is 2 KiB (the emulated cluster's 250
+ * Mbit/s NICs). */
 
-static int ceil_log2(int n)
+/* The model with this run's B (MPIR_CVAR_TOPO_NETWORK_LATENCY_BYTES) */
+static MPIR_Topo_model_t net_model(void)
 {
-    int d = 0;
-    while ((1 << d) < n)
-        d++;
-    return d;
-}
-
-static double net_latency(void)
-{
-    return (double) MPL_MAX(MPIR_CVAR_TOPO_NETWORK_LATENCY_BYTES, 1);
+    MPIR_Topo_model_t md = MPIR_Topo_model_default;
+    md.net_latency = (double) MPL_MAX(MPIR_CVAR_TOPO_NETWORK_LATENCY_BYTES, 1);
+    return md;
 }
 
 /* The tree of nodes (returns 1 for the chain) and the chunk for m bytes on
  * nn nodes, in chunks of at most slot, where the binomial tree would send
- * b messages per leader; *cost is the model's for that choice.  Every
- * process computes the same from the same inputs. */
+ * b messages per leader; *cost is the model's for that choice
+ * (MPIR_Topo_model_bcast_nodes).  Every process computes the same from
+ * the same inputs. */
 static int node_plan(int nn, MPI_Aint m, MPI_Aint slot, MPI_Aint b, MPI_Aint * chunk,
                      double *cost)
 {
-    double B = net_latency();
-    MPI_Aint nslots = (m + slot - 1) / slot, n, c;
-    double binomial = ceil_log2(nn) * (b * B + m), chain;
-    int use_chain;
-
-    if (nn < 3) {
-        /* (one tree: the chain of 2 nodes is the binomial tree) */
-        *chunk = slot;
-        *cost = binomial;
-        return MPIR_CVAR_TOPO_BCAST_NODE_TREE == MPIR_CVAR_TOPO_BCAST_NODE_TREE_chain;
-    }
-    /* (the largest n with n.n.B <= (nn - 2).m, without libm) */
-    for (n = 1; n < m / MPIDI_TOPO_BCAST_MIN_CHUNK &&
-         (n + 1) * (n + 1) * B <= (double) (nn - 2) * m; n++);
-    n = MPL_MAX(n, nslots);
-    c = ((m + n - 1) / n + 63) & ~(MPI_Aint) 63;
-    c = MPL_MIN(c, slot);
-    n = (m + c - 1) / c;
-    chain = (nn - 2 + n) * (B + (double) m / n);
-
-    if (MPIR_CVAR_TOPO_BCAST_NODE_TREE != MPIR_CVAR_TOPO_BCAST_NODE_TREE_auto)
-        use_chain = MPIR_CVAR_TOPO_BCAST_NODE_TREE == MPIR_CVAR_TOPO_BCAST_NODE_TREE_chain;
-    else
-        /* a tie goes to the chain: each NIC sends the message once, where
-         * the tree makes the root's node send it d times */
-        use_chain = chain <= binomial;
-    *chunk = use_chain ? c : slot;
-    *cost = use_chain ? chain : binomial;
-    return use_chain;
+    MPIR_Topo_model_t md = net_model();
+    int tree = MPIR_CVAR_TOPO_BCAST_NODE_TREE == MPIR_CVAR_TOPO_BCAST_NODE_TREE_chain ?
+        MPIR_TOPO_TREE_CHAIN : MPIR_CVAR_TOPO_BCAST_NODE_TREE ==
+        MPIR_CVAR_TOPO_BCAST_NODE_TREE_binomial ? MPIR_TOPO_TREE_BINOMIAL : MPIR_TOPO_TREE_AUTO;
+    long long c;
+    int chain = MPIR_Topo_model_bcast_nodes(&md, nn, m, slot, b, tree,
+                                            MPIDI_TOPO_BCAST_MIN_CHUNK, &c, cost);
+    *chunk = (MPI_Aint) c;
+    return chain;
 }
 
 /* node_plan for the engine's leaders: the binomial tree sends each
@@ -553,7 +522,8 @@ static int bcast_one_per_node(void *buffer, MPI_Aint count, MPI_Datatype datatyp
 
     if (MPIR_CVAR_TOPO_BCAST_NODE_TREE == MPIR_CVAR_TOPO_BCAST_NODE_TREE_auto &&
         m >= MPIR_CVAR_BCAST_SHORT_MSG_SIZE) {
-        double scatter = (p - 1 + ceil_log2(p)) * net_latency() + 2.0 * m * (p - 1) / p;
+        MPIR_Topo_model_t md = net_model();
+        double scatter = MPIR_Topo_model_bcast_scatter(&md, p, m);
         if (scatter < cost)
             return MPIR_Bcast_intra_scatter_ring_allgather(buffer, count, datatype, root, comm,
                                                            errflag);

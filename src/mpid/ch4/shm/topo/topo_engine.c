@@ -772,6 +772,30 @@ static int setup_alloc(MPIR_Comm * comm, MPIR_Topo_comm_t * topo, MPIDI_Topo_eng
 
 /* Setup, phase 2: the levels of the reduction within this node, and this
  * process' units and their children at each (see lv_lo) */
+/* What the cost model chooses on this communicator (MPIR_CVAR_TOPO_PRINT):
+ * the allgather sizes whose leaders take the log-step exchange */
+static void print_model(MPIDI_Topo_engine_t * e, int p)
+{
+    MPI_Aint upto = 0;
+    double ring = 0, logstep = 0;
+
+    for (MPI_Aint m = 1; m <= ((MPI_Aint) 1 << 26); m *= 2)
+        if (MPIDI_Topo_allgather_leaders(e, p, m, &ring, &logstep) == MPIDI_TOPO_LEADERS_LOGSTEP)
+            upto = m;
+    fprintf(stderr, "mpich-topo:   allgather topo_pipeline leaders, %d nodes, latency %d B: ",
+            e->nnodes, MPIR_CVAR_TOPO_NETWORK_LATENCY_BYTES);
+    if (MPIR_CVAR_TOPO_ALLGATHER_LEADERS != MPIR_CVAR_TOPO_ALLGATHER_LEADERS_auto)
+        fprintf(stderr, "%s at every size (MPIR_CVAR_TOPO_ALLGATHER_LEADERS)\n",
+                upto ? "log-step" : "ring");
+    else if (upto) {
+        MPIDI_Topo_allgather_leaders(e, p, upto, &ring, &logstep);
+        fprintf(stderr, "log-step up to %ld B per process, ring above (model at %ld B, in "
+                "bytes of NIC time: ring %.0f, log-step %.0f)\n", (long) upto, (long) upto,
+                ring, logstep);
+    } else
+        fprintf(stderr, "ring at every size\n");
+}
+
 static void setup_levels(MPIR_Topo_comm_t * topo, MPIDI_Topo_engine_t * e)
 {
     MPIR_Topo_layout_t *l = e->layout;
@@ -871,6 +895,8 @@ static void setup_place(MPIR_Comm * comm, MPIR_Topo_comm_t * topo, MPIDI_Topo_en
         if (e->local_rank >= e->cell_lo[g])
             e->cell_group = g;
     setup_levels(topo, e);
+    if (MPIR_CVAR_TOPO_PRINT && e->nnodes > 1 && e->node == 0 && e->local_rank == 0)
+        print_model(e, l->node_start[e->nnodes]);
 }
 
 /* An engine communicator of comm's members map[0..n) (comm ranks), this

@@ -422,6 +422,13 @@ void MPIDI_Topo_timeline_end(MPIDI_Topo_engine_t * e);
 
 /* topo_multileader's leader step of one round (topo_allgather_multileader.c) */
 int MPIDI_Topo_multileader_step(MPIDI_Topo_engine_t * e, char *slot, MPI_Aint len,
-                                MPI_Aint * counts, MPI_Aint * displs, MPIR_Errflag_t * errflag);
+                                MPI_Aint * counts, MPI_Aint * displs, int logstep,
+                                MPIR_Errflag_t * errflag);
+
+/* topo_pipeline's exchange among the leaders of an allgather of m bytes
+ * per process across nodes, by MPIR_CVAR_TOPO_ALLGATHER_LEADERS and the
+ * cost model, with the model's predictions (topo_allgather_pipeline.c) */
+MPIDI_Topo_leader_step_t MPIDI_Topo_allgather_leaders(MPIDI_Topo_engine_t * e, int p, MPI_Aint m,
+                                                      double *ring, double *logstep);
 
 #endif /* TOPO_ENGINE_H_INCLUDED */

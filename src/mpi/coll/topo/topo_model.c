@@ -1,0 +1,113 @@
+/*
+ * Copyright (C) by the mpich-topo authors. See COPYRIGHT in top-level directory.
+ */
+
+/* The cost model of the engine's network steps among node leaders: the
+ * one place where a choice by node count and size is computed.  Pure (no
+ * MPI): the unit tests (test/unit/test_topo_model.c) call the same
+ * functions the engine does.
+ *
+ * Unit: bytes of one NIC's time.  A message of c bytes between two nodes
+ * costs B + c, B the bytes a NIC moves in one message's latency
+ * (MPIR_CVAR_TOPO_NETWORK_LATENCY_BYTES).  A copy of c bytes within a node
+ * costs c / R, R the bytes a process copies in the time the NIC moves one
+ * (MPIR_Topo_model_default.mem_speedup).  Every process of a communicator
+ * computes the same choice from the same inputs, so no agreement is
+ * needed. */
+
+#include "topo_logic.h"
+
+/* The constants.  The engine takes B from its CVAR at each call; R is
+ * not fitted to measurements yet: real clusters' NICs are 4 to 8 times
+ * slower than a node's memory copies, and 6 is the middle of that range
+ * (this machine's emulated NICs are some 80 times slower, which would
+ * say nothing about a cluster). */
+const MPIR_Topo_model_t MPIR_Topo_model_default = {
+    .net_latency = 16384.0,
+    .mem_speedup = 6.0,
+};
+
+static int ceil_log2(long long n)
+{
+    int d = 0;
+    while ((1LL << d) < n)
+        d++;
+    return d;
+}
+
+/* Allgather among the group-g leaders of nn nodes, m bytes per process,
+ * ppl processes per leader group (the node's processes over its leaders),
+ * ppn processes per node:
+ *   ring      (nn-1) steps of one group portion G = ppl.m, one after the
+ *             other; each portion is copied out by every local process
+ *             while the next step runs, so the copy-out of the nn.ppn.m
+ *             bytes overlaps the ring but for its last portion:
+ *             max((nn-1).(B+G), nn.ppn.m/R) + ppn.m/R
+ *   log-step  Bruck or recursive doubling: ceil(log2 nn) messages, the
+ *             same (nn-1).G bytes, and the copy-out after it:
+ *             ceil(log2 nn).B + (nn-1).G + nn.ppn.m/R
+ * On 2 nodes both send one message and the ring wins (it overlaps); on
+ * many nodes small calls pay (nn-1) latencies in the ring, ceil(log2 nn)
+ * in the log-step exchange; large calls are bound by the same bytes and
+ * the ring's overlap wins again.  Ties go to the ring (measured). */
+int MPIR_Topo_model_allgather_leaders(const MPIR_Topo_model_t * md, int nn, int ppn, int ppl,
+                                      long long m, double *ring, double *logstep)
+{
+    double B = md->net_latency, R = md->mem_speedup;
+    double G = (double) ppl * m, out = (double) nn * ppn * m / R;
+    double net_ring = (double) (nn - 1) * (B + G);
+
+    *ring = (net_ring > out ? net_ring : out) + (double) ppn * m / R;
+    *logstep = ceil_log2(nn) * B + (double) (nn - 1) * G + out;
+    return nn > 2 && *logstep < *ring ? MPIR_TOPO_MODEL_LOGSTEP : MPIR_TOPO_MODEL_RING;
+}
+
+/* The tree of nodes of a bcast of m bytes on nn nodes, in chunks of at
+ * most slot, where the binomial tree sends b messages per leader:
+ *   binomial  d.(b.B + m)             the root's node sends it d times;
+ *   chain     (nn - 2 + n).(B + m/n)  n chunks; every node sends each once,
+ *                                     after nn - 2 chunks fill the line;
+ *                                     least at n = sqrt((nn - 2).m / B).
+ * tree is MPIR_TOPO_TREE_AUTO, _BINOMIAL or _CHAIN (forced); min_chunk the
+ * smallest chunk of the chain.  Returns 1 for the chain, with *chunk and
+ * *cost; a tie goes to the chain (each NIC sends the message once). */
+int MPIR_Topo_model_bcast_nodes(const MPIR_Topo_model_t * md, int nn, long long m, long long slot,
+                                long long b, int tree, long long min_chunk, long long *chunk,
+                                double *cost)
+{
+    double B = md->net_latency;
+    long long nslots = (m + slot - 1) / slot, n, c;
+    double binomial = ceil_log2(nn) * (b * B + m), chain;
+    int use_chain;
+
+    if (nn < 3) {
+        /* (one tree: the chain of 2 nodes is the binomial tree) */
+        *chunk = slot;
+        *cost = binomial;
+        return tree == MPIR_TOPO_TREE_CHAIN;
+    }
+    /* (the largest n with n.n.B <= (nn - 2).m, without libm) */
+    for (n = 1; n < m / min_chunk && (n + 1) * (n + 1) * B <= (double) (nn - 2) * m; n++);
+    if (n < nslots)
+        n = nslots;
+    c = ((m + n - 1) / n + 63) & ~63LL;
+    if (c > slot)
+        c = slot;
+    n = (m + c - 1) / c;
+    chain = (nn - 2 + n) * (B + (double) m / n);
+
+    if (tree != MPIR_TOPO_TREE_AUTO)
+        use_chain = tree == MPIR_TOPO_TREE_CHAIN;
+    else
+        use_chain = chain <= binomial;
+    *chunk = use_chain ? c : slot;
+    *cost = use_chain ? chain : binomial;
+    return use_chain;
+}
+
+/* MPICH's scatter then ring allgather bcast on p processes, one per node:
+ * (p - 1 + ceil(log2 p)) messages, 2 (p-1)/p m bytes through each NIC. */
+double MPIR_Topo_model_bcast_scatter(const MPIR_Topo_model_t * md, int p, long long m)
+{
+    return (p - 1 + ceil_log2(p)) * md->net_latency + 2.0 * m * (p - 1) / p;
+}

@@ -1,0 +1,113 @@
+/*
+ * Copyright (C) by the mpich-topo authors. See COPYRIGHT in top-level directory.
+ */
+
+/* The cost model's choices (topo_model.c), which the engine follows:
+ * allgather's exchange among the node leaders by node count and size, and
+ * bcast's tree of nodes, from 2 to 4,096 nodes. */
+
+#include "test_topo_util.h"
+
+static MPIR_Topo_model_t model(double B)
+{
+    MPIR_Topo_model_t md = MPIR_Topo_model_default;
+    md.net_latency = B;
+    return md;
+}
+
+static int ag(const MPIR_Topo_model_t * md, int nn, int ppn, int k, long long m)
+{
+    double ring, logstep;
+    return MPIR_Topo_model_allgather_leaders(md, nn, ppn, (ppn + k - 1) / k, m, &ring, &logstep);
+}
+
+static void allgather_group(void)
+{
+    const double Bs[] = { 2048, 16384, 65536 };
+    const int ppns[] = { 1, 2, 16, 64 };
+
+    tu_begin("model: allgather leaders' exchange by node count and size");
+    /* the case: 1,024 nodes of 16, 8 bytes each, 10-100 Gbit/s */
+    {
+        MPIR_Topo_model_t md = model(16384);
+        CHECK(ag(&md, 1024, 16, 1, 8) == MPIR_TOPO_MODEL_LOGSTEP,
+              "1024 x 16, 8 B: the ring (1023 latencies) where log-step takes 10");
+        CHECK(ag(&md, 4096, 64, 4, 8) == MPIR_TOPO_MODEL_LOGSTEP, "4096 x 64, 8 B: the ring");
+        /* bandwidth-bound: 1024 x 16 x 1 MiB, the ring overlaps its copy-out */
+        CHECK(ag(&md, 1024, 16, 1, 1 << 20) == MPIR_TOPO_MODEL_RING, "1024 x 16, 1 MiB: log-step");
+    }
+    for (int b = 0; b < 3; b++) {
+        MPIR_Topo_model_t md = model(Bs[b]);
+        for (int q = 0; q < 4; q++) {
+            /* 2 and 3 nodes: the ring sends no more messages, and overlaps */
+            for (int nn = 2; nn <= 3; nn++)
+                for (long long m = 1; m <= (1LL << 26); m *= 4)
+                    CHECK(ag(&md, nn, ppns[q], 1, m) == MPIR_TOPO_MODEL_RING,
+                          "%d nodes x %d, %lld B, B %g: log-step", nn, ppns[q], m, Bs[b]);
+            /* as m grows, one switch at most: log-step below, ring above;
+             * and the crossover does not fall as nodes are added */
+            long long last_cross = 0;
+            for (int nn = 4; nn <= 4096; nn *= 2) {
+                long long cross = 0;
+                int prev = MPIR_TOPO_MODEL_LOGSTEP, switches = 0;
+                for (long long m = 1; m <= (1LL << 26); m *= 2) {
+                    int c = ag(&md, nn, ppns[q], 1, m);
+                    if (c != prev)
+                        switches++;
+                    if (c == MPIR_TOPO_MODEL_LOGSTEP)
+                        cross = m;
+                    prev = c;
+                }
+                CHECK(switches <= 1, "%d x %d, B %g: %d switches", nn, ppns[q], Bs[b], switches);
+                CHECK(cross >= last_cross, "%d x %d, B %g: crossover %lld below %lld at %d nodes",
+                      nn, ppns[q], Bs[b], cross, last_cross, nn / 2);
+                last_cross = cross;
+            }
+            CHECK(last_cross > 0, "4096 x %d, B %g: the ring even for 1 byte", ppns[q], Bs[b]);
+        }
+    }
+    tu_end();
+}
+
+static void bcast_group(void)
+{
+    long long chunk;
+    double cost;
+    MPIR_Topo_model_t md16 = model(16384), md2 = model(2048);
+
+    tu_begin("model: bcast tree of nodes");
+    /* 64 KiB on 4 nodes: one chunk down a binomial tree where B is 16 KiB,
+     * 8 chunks down the chain where B is 2 KiB (the emulated NICs) */
+    CHECK(MPIR_Topo_model_bcast_nodes(&md16, 4, 65536, 1 << 20, 1, MPIR_TOPO_TREE_AUTO, 4096,
+                                      &chunk, &cost) == 0, "B 16 KiB: the chain");
+    CHECK(MPIR_Topo_model_bcast_nodes(&md2, 4, 65536, 1 << 20, 1, MPIR_TOPO_TREE_AUTO, 4096,
+                                      &chunk, &cost) == 1 && chunk == 8192,
+          "B 2 KiB: not the chain in 8 chunks (chunk %lld)", chunk);
+    /* 2 nodes: one tree, whatever is forced but the chain */
+    CHECK(MPIR_Topo_model_bcast_nodes(&md16, 2, 1 << 24, 1 << 20, 16, MPIR_TOPO_TREE_AUTO, 4096,
+                                      &chunk, &cost) == 0 && chunk == 1 << 20, "2 nodes: chain");
+    /* large messages on many nodes: the chain, each NIC sends it once */
+    for (int nn = 3; nn <= 4096; nn *= 2) {
+        CHECK(MPIR_Topo_model_bcast_nodes(&md16, nn, 1 << 24, 1 << 20, 16, MPIR_TOPO_TREE_AUTO,
+                                          4096, &chunk, &cost) == 1,
+              "%d nodes, 16 MiB: the binomial tree", nn);
+        CHECK(chunk >= 4096 && chunk <= 1 << 20 && chunk % 64 == 0, "%d nodes: chunk %lld",
+              nn, chunk);
+    }
+    /* forced trees are obeyed */
+    CHECK(MPIR_Topo_model_bcast_nodes(&md16, 64, 1 << 24, 1 << 20, 16, MPIR_TOPO_TREE_BINOMIAL,
+                                      4096, &chunk, &cost) == 0, "binomial forced: chain");
+    CHECK(MPIR_Topo_model_bcast_nodes(&md16, 64, 8, 1 << 20, 1, MPIR_TOPO_TREE_CHAIN, 4096,
+                                      &chunk, &cost) == 1, "chain forced: binomial");
+    /* one process per node: scatter + allgather against the chain */
+    CHECK(MPIR_Topo_model_bcast_scatter(&md16, 64, 1 << 24) > 2.0 * (1 << 24) * 63 / 64,
+          "scatter below its bytes");
+    tu_end();
+}
+
+int main(void)
+{
+    allgather_group();
+    bcast_group();
+    return tu_groups_failed != 0;
+}

@@ -45,8 +45,10 @@ def human(b):
 
 
 def series_name(label, alg):
-    if label == 'openmpi':
+    if label in ('openmpi', 'openmpi5'):
         return 'Open MPI'
+    if label == 'openmpi5-tuned':
+        return 'Open MPI tuned'
     if label == 'openmpi-han':
         return 'Open MPI + coll_han'
     if label == 'mpich-topo':
@@ -204,8 +206,9 @@ def summary(d, rows, meta, cmds, data, na, plots):
     # headlines: best of ours and peers at the shown sizes, cases with dedicated cores
     w('## Headlines')
     w('')
-    w('Ratio to MPICH default of the best of ours (which one), then Open MPI (OMPI) and Open '
-      'MPI with coll_han (HAN), in the cases with a core per rank.')
+    w('Ratio to MPICH default of the best of ours (which one), then Open MPI\'s default (OMPI), '
+      'Open MPI with coll_han (HAN, 4.1.4) or tuned alone (TUNED, 5.0.7), in the cases with a '
+      'core per rank.')
     w('')
     head = [c for c in cases if not (cores and c[1] > cores)]
     present = {b for c in head for coll in data[c] for s in data[c][coll] for b in data[c][coll][s]}
@@ -225,8 +228,10 @@ def summary(d, rows, meta, cmds, data, na, plots):
                         rt = med(base_of(dd, s)[b]) / med(dd[s][b])
                         if best is None or rt > best[0]:
                             best = (rt, s)
-                peer = [('%s %s' % ('OMPI' if p == 'Open MPI' else 'HAN', ratio_cell(dd, p, b)))
-                        for p in ('Open MPI', 'Open MPI + coll_han') if b in dd.get(p, {})]
+                peer = [('%s %s' % ({'Open MPI': 'OMPI', 'Open MPI tuned': 'TUNED'}.get(p, 'HAN'),
+                                    ratio_cell(dd, p, b)))
+                        for p in ('Open MPI', 'Open MPI + coll_han', 'Open MPI tuned')
+                        if b in dd.get(p, {})]
                 cells.append(('%.2f %s' % best if best else '-') +
                              ('; ' + ', '.join(peer) if peer else ''))
             w('| %s | %s | %s |' % (case_title(c, cores), coll, ' | '.join(cells)))
@@ -331,7 +336,8 @@ def summary(d, rows, meta, cmds, data, na, plots):
         for l in cmds:
             if l.startswith('#'):
                 continue
-            kind = 'openmpi-han' if 'coll_han' in l else 'openmpi' if 'mpirun.openmpi' in l else 'mpich'
+            kind = ('openmpi-han' if 'coll_han' in l else 'openmpi5-tuned' if 'coll ^han' in l
+                    else 'openmpi' if 'mpirun' in l and 'mpiexec' not in l else 'mpich')
             if kind in seen:
                 continue
             seen.add(kind)

@@ -4,12 +4,16 @@
 # selection) side by side, on one node and on emulated nodes in block, cyclic
 # and shuffled placements, counts the bytes each call puts on the emulated
 # network against the lower bound, runs the same benchmark under Open MPI
-# (default collectives and coll_han) as a peer, and writes a CSV, plots and a
-# markdown summary.
+# as a peer, and writes a CSV, plots and a markdown summary.  The peer
+# (--ompi): 5 (default) is Open MPI 5.0.7 from bench/install-peers.sh, its
+# default (coll/han) and tuned alone (--mca coll ^han), on one node only
+# (PRRTE does not start daemons on this suite's loopback-emulated nodes:
+# bench/cluster-suite.sh runs it on real emulated nodes); 4 is Debian 12's
+# 4.1.4, its default and coll_han, on one node and on emulated nodes.
 #
 #   bench/run.sh [--quick | --smoke] [--np "2 4"] [--max BYTES] [--nodes N]
 #                [--device ofi|ucx] [--out DIR] [--no-peers] [--no-plots]
-#                [--relaunch] [--budget SECONDS] [--prebuilt]
+#                [--relaunch] [--budget SECONDS] [--prebuilt] [--ompi 5|4]
 #
 #   (default)  full sweep, 1 B to 16 MiB (4 MiB where ranks outnumber cores),
 #              about 20 minutes on 2 cores; writes DIR (bench/results/local)
@@ -43,6 +47,7 @@ plots=yes
 relaunch=no
 prebuilt=no
 budget=
+ompi=5
 cmdline="bench/run.sh $*"
 while [ $# -gt 0 ]; do
     case $1 in
@@ -58,6 +63,7 @@ while [ $# -gt 0 ]; do
         --relaunch) relaunch=yes ;;
         --prebuilt) prebuilt=yes ;;
         --budget) budget=$2; shift ;;
+        --ompi) ompi=$2; shift ;;
         -h|--help) sed -n '2,/^[^#]/s/^# \{0,1\}//p' "$0"; exit 0 ;;
         *) echo "run.sh: unknown option '$1' (--help)" >&2; exit 2 ;;
     esac
@@ -153,7 +159,18 @@ elif [ ! -x "$bin" ]; then
     exit 1
 fi
 ompibin=
-if [ $peers = yes ]; then
+ompi5=$top/.cache/openmpi-5.0.7
+case $ompi in 5|4) ;; *) echo "run.sh: --ompi is 5 or 4" >&2; exit 2 ;; esac
+if [ $peers = yes ] && [ $ompi = 5 ]; then
+    if [ $prebuilt = no ] && [ -x "$ompi5/bin/mpicc" ]; then
+        ompibin=$work/coll_bench-openmpi5
+        "$ompi5/bin/mpicc" -O2 -std=c99 -o "$tmpd/coll_bench-openmpi5" "$top/bench/coll_bench.c"
+        mv -f "$tmpd/coll_bench-openmpi5" "$ompibin"
+    else
+        say "note: no Open MPI 5.0.7 (bench/install-peers.sh; --ompi 4 for Debian's 4.1.4); no peer runs"
+        peers=no
+    fi
+elif [ $peers = yes ]; then
     if [ $prebuilt = yes ] && [ -x "$work/coll_bench-openmpi" ] && command -v mpirun.openmpi >/dev/null 2>&1; then
         ompibin=$work/coll_bench-openmpi
     elif [ $prebuilt = no ] && command -v mpicc.openmpi >/dev/null 2>&1 &&
@@ -193,7 +210,7 @@ run() {
     shift
     # the exact command, paths relative to the repository (and Open MPI's
     # host and rank files, which the next launch rewrites)
-    if [ "${label#mpich}" = "$label" ]; then
+    if [ "${label#mpich}" = "$label" ] && [ "$ompi" = 4 ]; then
         echo "# hosts: $(paste -sd';' "$tmpd/hosts"); ranks: $(paste -sd';' "$tmpd/ranks")" |
             sed "s|$top/||g" >>"$cmds"
     fi
@@ -207,7 +224,13 @@ run() {
     # --foreground: an interrupt of run.sh reaches mpiexec and its processes
     env "${envs[@]}" timeout --foreground -k 10 $tmo "${wrap[@]}" "$@" 2>&1 >"$tmp" | tee -a "$log" >&2
     rc=${PIPESTATUS[0]}
-    grep -v '^label,' "$tmp" >>"$csv" || true
+    if [ "${label#openmpi5}" != "$label" ]; then
+        # from the label on: PRRTE prints a rank's unfinished stderr line
+        # (progress) into its stdout
+        grep -o -- "$label,.*" "$tmp" >>"$csv" || true
+    else
+        grep -v '^label,' "$tmp" >>"$csv" || true
+    fi
     if [ $rc != 0 ]; then
         failures=$((failures + 1))
         say "FAILED ($label, exit $rc): ${envs[*]} $*"
@@ -311,6 +334,10 @@ mpich_case() {  # np nn placement cache
 
 ompi_case() {   # np nn placement cache han
     local np=$1 nn=$2 pl=$3 cache=$4 han=$5 k=0 label=openmpi
+    if [ $ompi = 5 ]; then
+        ompi5_case "$@"
+        return
+    fi
     [ "$nn" -gt 1 ] && k=$netcalls
     ompi_files "$np" "$nn" "$pl"
     local o=(--oversubscribe --hostfile "$tmpd/hosts" --rankfile "$tmpd/ranks"
@@ -327,6 +354,24 @@ ompi_case() {   # np nn placement cache han
     read -r -a args <<<"$(bench_args "$np" "$pl" "$cache")"
     run $label BENCH_FAKE_DIR="$fakedir" -- mpirun.openmpi "${o[@]}" -n "$np" "$ompibin" -c all \
         -a default -n $k -l $label "${args[@]}"
+}
+
+# Open MPI 5.0.7 on one node: its default (han) or, with han=yes here,
+# tuned alone; the same cores as mpiexec -bind-to core
+ompi5_case() {  # np nn placement cache tuned
+    local np=$1 pl=$3 cache=$4 label=openmpi5
+    local o=(--bind-to core)
+    [ "$np" -gt "$ncores" ] && o=(--map-by core:OVERSUBSCRIBE --bind-to core:overload-allowed
+        --mca mpi_yield_when_idle 1)
+    [ "$(id -u)" = 0 ] && o+=(--allow-run-as-root)
+    if [ "$5" = yes ]; then
+        o+=(--mca coll ^han)
+        label=openmpi5-tuned
+    fi
+    local args
+    read -r -a args <<<"$(bench_args "$np" "$pl" "$cache")"
+    run $label -- "$ompi5/bin/mpirun" "${o[@]}" -n "$np" "$ompibin" -c all -a default -n 0 \
+        -l $label "${args[@]}"
 }
 
 # the cases: (np, nodes, placement, cache)
@@ -362,7 +407,13 @@ for c in "${cases[@]}"; do
     say "== [$i/${#cases[@]}] $np ranks, $nn node(s), $pl, $cache cache$over, $(( $(date +%s) - t_start )) s so far"
     say "   mpich-topo (ch4:$dev): MPICH default, stock and topology-aware algorithms"
     mpich_case "$np" "$nn" "$pl" "$cache"
-    if [ $peers = yes ]; then
+    if [ $peers = yes ] && [ $ompi = 5 ]; then
+        if [ "$nn" = 1 ]; then
+            say "   Open MPI 5.0.7: default (han), tuned alone"
+            ompi_case "$np" "$nn" "$pl" "$cache" no
+            ompi_case "$np" "$nn" "$pl" "$cache" yes
+        fi
+    elif [ $peers = yes ]; then
         say "   Open MPI: default collectives"
         ompi_case "$np" "$nn" "$pl" "$cache" no
         if [ "$nn" -gt 1 ]; then        # coll_han steps aside on one node
@@ -424,7 +475,11 @@ fi
     echo "mpich_configure: $("$prefix/bin/mpichversion" 2>/dev/null | sed -n 's/^MPICH [Cc]onfigure:[[:space:]]*//p')"
     echo "libfabric: $(dpkg-query -W -f '${Version}' libfabric1 2>/dev/null || echo '?')"
     if [ $peers = yes ]; then
-        echo "openmpi: $(ompi_info --version 2>/dev/null | head -1) (Debian $(dpkg-query -W -f '${Version}' libopenmpi3 2>/dev/null || echo '?'))"
+        if [ $ompi = 5 ]; then
+            echo "openmpi: $("$ompi5/bin/ompi_info" --version 2>/dev/null | head -1) (bench/install-peers.sh; one node only)"
+        else
+            echo "openmpi: $(ompi_info --version 2>/dev/null | head -1) (Debian $(dpkg-query -W -f '${Version}' libopenmpi3 2>/dev/null || echo '?'))"
+        fi
     fi
     echo "netns: $netns"
     echo "mode: $mode"

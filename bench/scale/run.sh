@@ -6,6 +6,12 @@
 #   bench/scale/run.sh [--nodes "16 64 256 1024"] [--ppn 16]
 #                      [--sizes "8 1024 65536 1048576 16777216"]
 #                      [--copy-gbs 10] [--out DIR]
+#   bench/scale/run.sh --calibrate [--out DIR]
+#
+# --calibrate: no simulation; fits the model's B and R to the emulated
+# cluster's measured allgather cells (bench/results/cluster-*) and writes,
+# for every network-bound one, the predicted against the measured time
+# (bench/scale/calibrate.py; default DIR bench/results/model-fit).
 #
 # For every platform, node count and size (bytes per process), leaders.c
 # runs topo_pipeline's ring and the log-step exchange (Bruck / recursive
@@ -30,7 +36,8 @@ nodes_l="16 64 256 1024"
 ppn=16
 sizes="8 1024 65536 1048576 16777216"
 copy_gbs=10
-out=$top/bench/results/scale-sim
+out=
+calibrate=no
 cmdline="bench/scale/run.sh $*"
 while [ $# -gt 0 ]; do
     case $1 in
@@ -39,6 +46,7 @@ while [ $# -gt 0 ]; do
         --sizes) sizes=$2; shift ;;
         --copy-gbs) copy_gbs=$2; shift ;;
         --out) out=$2; shift ;;
+        --calibrate) calibrate=yes ;;
         -h|--help) sed -n '2,/^[^#]/s/^# \{0,1\}//p' "$0"; exit 0 ;;
         *) echo "scale/run.sh: unknown option '$1' (--help)" >&2; exit 2 ;;
     esac
@@ -49,6 +57,17 @@ for n in $nodes_l; do
         *) echo "scale/run.sh: --nodes takes powers of two from 16 to 4096" >&2; exit 2 ;;
     esac
 done
+if [ $calibrate = yes ]; then
+    out=${out:-$top/bench/results/model-fit}
+    tmp=$(mktemp -d)
+    trap 'rm -rf "$tmp"' EXIT
+    cc -O2 -DMPIR_TOPO_STANDALONE -I"$top/src/mpi/coll/topo" -o "$tmp/model_choice" \
+        "$top/bench/scale/model_choice.c" "$top/src/mpi/coll/topo/topo_model.c"
+    python3 "$top/bench/scale/calibrate.py" "$tmp/model_choice" "$out" "$top"/bench/results/cluster-*/
+    echo "== done: $out/summary.md"
+    exit 0
+fi
+out=${out:-$top/bench/results/scale-sim}
 if ! command -v smpicc >/dev/null; then
     echo "scale/run.sh: installing SimGrid (libsimgrid-dev, simgrid)"
     DEBIAN_FRONTEND=noninteractive apt-get install -y -q libsimgrid-dev simgrid >/dev/null ||

@@ -71,8 +71,10 @@ cvars:
 
 static const char *way_name[MPIDI_TOPO_AG_WAYS] = { "ring", "segment", "cma" };
 
-int MPIDI_Topo_allgather_learns(MPIDI_Topo_engine_t * e, MPIDI_Topo_leader_step_t leader_step,
-                                MPI_Aint total)
+/* Whether an allgather of total bytes in all learns its way (topo_pipeline
+ * within one node, chosen by the built-in tuning, from 512 KiB in all) */
+static int allgather_learns(MPIDI_Topo_engine_t * e, MPIDI_Topo_leader_step_t leader_step,
+                            MPI_Aint total)
 {
     /* Not in a nonblocking or persistent call: the ring trial and the
      * agreement are MPICH's blocking algorithms on comm, with fixed tags,
@@ -115,10 +117,10 @@ static int learn_agree(MPIDI_Topo_ag_learn_t * l, int nways, MPI_Aint m, MPIR_Co
     return MPI_SUCCESS;
 }
 
-int MPIDI_Topo_allgather_learned(MPIDI_Topo_engine_t * e, const void *sendbuf,
-                                 MPI_Aint sendcount, MPI_Datatype sendtype, void *recvbuf,
-                                 MPI_Aint recvcount, MPI_Datatype recvtype, MPIR_Comm * comm,
-                                 MPIR_Errflag_t * errflag)
+/* The call that learns (or has learned) its way */
+static int allgather_learned(MPIDI_Topo_engine_t * e, const void *sendbuf, MPI_Aint sendcount,
+                             MPI_Datatype sendtype, void *recvbuf, MPI_Aint recvcount,
+                             MPI_Datatype recvtype, MPIR_Comm * comm, MPIR_Errflag_t * errflag)
 {
     int mpi_errno = MPI_SUCCESS, agree_errno;
     int nways = e->cma ? MPIDI_TOPO_AG_WAYS : MPIDI_TOPO_AG_DIRECT;     /* CMA is the last */
@@ -163,4 +165,50 @@ int MPIDI_Topo_allgather_learned(MPIDI_Topo_engine_t * e, const void *sendbuf,
             mpi_errno = agree_errno;
     }
     return mpi_errno;
+}
+
+/* The engine's allgather: the leaders' exchange across nodes by the cost
+ * model, then the learned way (built-in tuning, one node, large) or the
+ * way the CVARs give.  The learner calls the ways
+ * (topo_allgather_pipeline.c); the ways do not know the learner. */
+int MPIDI_Topo_allgather(const void *sendbuf, MPI_Aint sendcount, MPI_Datatype sendtype,
+                         void *recvbuf, MPI_Aint recvcount, MPI_Datatype recvtype,
+                         MPIR_Comm * comm, MPIDI_Topo_leader_step_t leader_step,
+                         const char **why_not, MPIR_Errflag_t * errflag)
+{
+    int mpi_errno = MPI_SUCCESS;
+    MPIDI_Topo_engine_t *e;
+    MPI_Aint tsize, m;
+    int p = comm->local_size;
+
+    *why_not = NULL;
+    MPIR_Datatype_get_size_macro(recvtype, tsize);
+    m = recvcount * tsize;
+    if (m == 0)
+        return MPI_SUCCESS;
+    if (p == 1) {
+        if (sendbuf != MPI_IN_PLACE)
+            mpi_errno = MPIR_Localcopy(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype);
+        return mpi_errno;
+    }
+
+    MPIDI_TOPO_ENGINE_GET(comm, e, why_not, errflag);
+    if (leader_step == MPIDI_TOPO_LEADERS_RING && e->nnodes > 1 && !e->one_per_node) {
+        double ring, logstep;
+        leader_step = MPIDI_Topo_allgather_leaders(e, p, m, &ring, &logstep);
+    }
+    if (allgather_learns(e, leader_step, p * m))
+        mpi_errno = allgather_learned(e, sendbuf, sendcount, sendtype, recvbuf, recvcount,
+                                      recvtype, comm, errflag);
+    else
+        mpi_errno = MPIDI_Topo_allgather_way(e, sendbuf, sendcount, sendtype, recvbuf, recvcount,
+                                             recvtype, comm, leader_step, MPIDI_TOPO_AG_BY_CVAR,
+                                             errflag);
+    /* (returned as is: a frame more would push the cause, at the bottom of
+     * the stack, out of MPI_MAX_ERROR_STRING) */
+
+  fn_exit:
+    return mpi_errno;
+  fn_fail:
+    goto fn_exit;
 }

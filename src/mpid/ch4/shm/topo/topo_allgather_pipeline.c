@@ -509,48 +509,6 @@ MPIDI_Topo_leader_step_t MPIDI_Topo_allgather_leaders(MPIDI_Topo_engine_t * e, i
         MPIDI_TOPO_LEADERS_RING;
 }
 
-int MPIDI_Topo_allgather(const void *sendbuf, MPI_Aint sendcount, MPI_Datatype sendtype,
-                         void *recvbuf, MPI_Aint recvcount, MPI_Datatype recvtype,
-                         MPIR_Comm * comm, MPIDI_Topo_leader_step_t leader_step,
-                         const char **why_not, MPIR_Errflag_t * errflag)
-{
-    int mpi_errno = MPI_SUCCESS;
-    MPIDI_Topo_engine_t *e;
-    MPI_Aint tsize, m;
-    int p = comm->local_size;
-
-    *why_not = NULL;
-    MPIR_Datatype_get_size_macro(recvtype, tsize);
-    m = recvcount * tsize;
-    if (m == 0)
-        return MPI_SUCCESS;
-    if (p == 1) {
-        if (sendbuf != MPI_IN_PLACE)
-            mpi_errno = MPIR_Localcopy(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype);
-        return mpi_errno;
-    }
-
-    MPIDI_TOPO_ENGINE_GET(comm, e, why_not, errflag);
-    if (leader_step == MPIDI_TOPO_LEADERS_RING && e->nnodes > 1 && !e->one_per_node) {
-        double ring, logstep;
-        leader_step = MPIDI_Topo_allgather_leaders(e, p, m, &ring, &logstep);
-    }
-    if (MPIDI_Topo_allgather_learns(e, leader_step, p * m))
-        mpi_errno = MPIDI_Topo_allgather_learned(e, sendbuf, sendcount, sendtype, recvbuf,
-                                                 recvcount, recvtype, comm, errflag);
-    else
-        mpi_errno = MPIDI_Topo_allgather_way(e, sendbuf, sendcount, sendtype, recvbuf, recvcount,
-                                             recvtype, comm, leader_step, MPIDI_TOPO_AG_BY_CVAR,
-                                             errflag);
-    /* (returned as is: a frame more would push the cause, at the bottom of
-     * the stack, out of MPI_MAX_ERROR_STRING) */
-
-  fn_exit:
-    return mpi_errno;
-  fn_fail:
-    goto fn_exit;
-}
-
 int MPIDI_Topo_allgather_way(MPIDI_Topo_engine_t * e, const void *sendbuf, MPI_Aint sendcount,
                              MPI_Datatype sendtype, void *recvbuf, MPI_Aint recvcount,
                              MPI_Datatype recvtype, MPIR_Comm * comm,

@@ -245,17 +245,6 @@ int MPIDI_Topo_allgather_way(MPIDI_Topo_engine_t * e, const void *sendbuf, MPI_A
                              MPI_Datatype recvtype, MPIR_Comm * comm,
                              MPIDI_Topo_leader_step_t leader_step, MPIDI_Topo_ag_way_t way,
                              MPIR_Errflag_t * errflag);
-/* Whether an allgather of total bytes in all learns its way (topo_pipeline
- * within one node, chosen by the built-in tuning, from 512 KiB in all:
- * MPIR_CVAR_TOPO_ALLGATHER_TRIALS), and the call that does
- * (topo_allgather_learn.c) */
-int MPIDI_Topo_allgather_learns(MPIDI_Topo_engine_t * e, MPIDI_Topo_leader_step_t leader_step,
-                                MPI_Aint total);
-int MPIDI_Topo_allgather_learned(MPIDI_Topo_engine_t * e, const void *sendbuf,
-                                 MPI_Aint sendcount, MPI_Datatype sendtype, void *recvbuf,
-                                 MPI_Aint recvcount, MPI_Datatype recvtype, MPIR_Comm * comm,
-                                 MPIR_Errflag_t * errflag);
-
 /* Reserves n rounds for a call and returns the one before the first.
  * Every local process reserves the same rounds for the same call.  Before
  * the counters would run past MPIDI_TOPO_MAX_ROUND, all local processes

@@ -420,4 +420,10 @@ int MPIDI_Topo_multileader_step(MPIDI_Topo_engine_t * e, char *slot, MPI_Aint le
 MPIDI_Topo_leader_step_t MPIDI_Topo_allgather_leaders(MPIDI_Topo_engine_t * e, int p, MPI_Aint m,
                                                       double *ring, double *logstep);
 
+/* CMA (topo_engine_cma.c): the setup's probe of whether this process may
+ * read its neighbour's memory (*ok), and giving back the PR_SET_PTRACER
+ * declaration that MPIR_CVAR_TOPO_CMA=on made for the engine */
+int MPIDI_Topo_probe_cma(MPIDI_Topo_engine_t * e, int *ok, MPIR_Errflag_t * errflag);
+void MPIDI_Topo_ptracer_release(MPIDI_Topo_engine_t * e);
+
 #endif /* TOPO_ENGINE_H_INCLUDED */

@@ -135,14 +135,6 @@ cvars:
  * then costs less), in 8 where B is 2 KiB (the emulated cluster's 250
  * Mbit/s NICs). */
 
-/* The model with this run's B (MPIR_CVAR_TOPO_NETWORK_LATENCY_BYTES) */
-static MPIR_Topo_model_t net_model(void)
-{
-    MPIR_Topo_model_t md = MPIR_Topo_model_default;
-    md.net_latency = (double) MPL_MAX(MPIR_CVAR_TOPO_NETWORK_LATENCY_BYTES, 1);
-    return md;
-}
-
 /* The tree of nodes (returns 1 for the chain) and the chunk for m bytes on
  * nn nodes, in chunks of at most slot, where the binomial tree would send
  * b messages per leader; *cost is the model's for that choice
@@ -151,7 +143,7 @@ static MPIR_Topo_model_t net_model(void)
 static int node_plan(int nn, MPI_Aint m, MPI_Aint slot, MPI_Aint b, MPI_Aint * chunk,
                      double *cost)
 {
-    MPIR_Topo_model_t md = net_model();
+    MPIR_Topo_model_t md = MPIDI_Topo_net_model();
     int tree = MPIR_CVAR_TOPO_BCAST_NODE_TREE == MPIR_CVAR_TOPO_BCAST_NODE_TREE_chain ?
         MPIR_TOPO_TREE_CHAIN : MPIR_CVAR_TOPO_BCAST_NODE_TREE ==
         MPIR_CVAR_TOPO_BCAST_NODE_TREE_binomial ? MPIR_TOPO_TREE_BINOMIAL : MPIR_TOPO_TREE_AUTO;
@@ -522,7 +514,7 @@ static int bcast_one_per_node(void *buffer, MPI_Aint count, MPI_Datatype datatyp
 
     if (MPIR_CVAR_TOPO_BCAST_NODE_TREE == MPIR_CVAR_TOPO_BCAST_NODE_TREE_auto &&
         m >= MPIR_CVAR_BCAST_SHORT_MSG_SIZE) {
-        MPIR_Topo_model_t md = net_model();
+        MPIR_Topo_model_t md = MPIDI_Topo_net_model();
         double scatter = MPIR_Topo_model_bcast_scatter(&md, p, m);
         if (scatter < cost)
             return MPIR_Bcast_intra_scatter_ring_allgather(buffer, count, datatype, root, comm,

@@ -414,6 +414,15 @@ int MPIDI_Topo_multileader_step(MPIDI_Topo_engine_t * e, char *slot, MPI_Aint le
                                 MPI_Aint * counts, MPI_Aint * displs, int logstep,
                                 MPIR_Errflag_t * errflag);
 
+/* The cost model (topo_model.c) with this run's B,
+ * MPIR_CVAR_TOPO_NETWORK_LATENCY_BYTES */
+static inline MPIR_Topo_model_t MPIDI_Topo_net_model(void)
+{
+    MPIR_Topo_model_t md = MPIR_Topo_model_default;
+    md.net_latency = (double) MPL_MAX(MPIR_CVAR_TOPO_NETWORK_LATENCY_BYTES, 1);
+    return md;
+}
+
 /* topo_pipeline's exchange among the leaders of an allgather of m bytes
  * per process across nodes, by MPIR_CVAR_TOPO_ALLGATHER_LEADERS and the
  * cost model, with the model's predictions (topo_allgather_pipeline.c) */

@@ -148,4 +148,24 @@ for prog in nonblocking topo_order; do
         '[ $rc = 0 ] && grep -q " No Errors" "$tmp/out" && grep -q "CET shadow stacks are enabled" "$tmp/out"'
 done
 
+# 13.-15. the node segment's slots: 1 MiB on one node (a copy into a slot
+#    then finds its lines out of the readers' caches), 128 KiB across nodes
+#    (the network chunk); a persistent request's own segment sized to its
+#    call, so that 16 of them and the communicator's fit a 12 MiB budget
+#    (before that sizing each took 2 MiB: "cannot run here", FALLBACK=error)
+MPIR_CVAR_NUM_CLIQUES=1 MPIR_CVAR_TOPO_PRINT=1 MPIR_CVAR_BCAST_INTRA_ALGORITHM=topo_pipeline \
+    MPIR_CVAR_BCAST_DEVICE_COLLECTIVE=0 MPIR_CVAR_COLLECTIVE_FALLBACK=error run 2 "$coll/bcasttest"
+check "one node: 1 MiB slots" \
+    '[ $rc = 0 ] && grep -q " No Errors" "$tmp/out" && grep -q "node segment: 2 slots of 1048576 B" "$tmp/out"'
+MPIR_CVAR_TOPO_PRINT=1 MPIR_CVAR_BCAST_INTRA_ALGORITHM=topo_pipeline \
+    MPIR_CVAR_BCAST_DEVICE_COLLECTIVE=0 MPIR_CVAR_COLLECTIVE_FALLBACK=error run 4 "$coll/bcasttest"
+check "2 nodes: 128 KiB slots" \
+    '[ $rc = 0 ] && grep -q " No Errors" "$tmp/out" && grep -q "node segment: 2 slots of 131072 B" "$tmp/out" && ! grep -q "slots of 1048576" "$tmp/out"'
+MPIR_CVAR_NUM_CLIQUES=1 MPIR_CVAR_COLL_SHM_LIMIT_PER_NODE=12288 \
+    MPIR_CVAR_IALLGATHER_INTRA_ALGORITHM=topo_pipeline MPIR_CVAR_IBCAST_INTRA_ALGORITHM=topo_pipeline \
+    MPIR_CVAR_IALLREDUCE_INTRA_ALGORITHM=topo_pipeline MPIR_CVAR_COLLECTIVE_FALLBACK=error \
+    run 4 "$coll/topo_order"
+check "persistent requests' own segments sized to their calls: 16 fit a 12 MiB budget" \
+    '[ $rc = 0 ] && grep -q " No Errors" "$tmp/out"'
+
 [ $fails = 0 ]

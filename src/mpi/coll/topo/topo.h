@@ -41,6 +41,9 @@ typedef struct MPIR_Topo_comm {
     /* where every member asserts mpi_assert_strict_persistent_collective_ordering:
      * the communicator its persistent calls share (topo_entry.c) */
     struct MPIR_Comm *persist_comm;
+    /* > 0: what the engine's slots need hold at most here, a persistent
+     * request's own communicator (its segment is its alone) */
+    MPI_Aint slot_need;
     /* values of the selection's topology predicates (csel_topo.c) */
     MPIR_Csel_topo_facts_t csel;
 } MPIR_Topo_comm_t;

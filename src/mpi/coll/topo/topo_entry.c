@@ -630,9 +630,11 @@ cvars:
         MPI_Allreduce_init, MPI_Allgather_init) may run the engine at once
         in a process. MPI lets processes start persistent collectives in
         different orders, so each such request runs on a communicator and
-        node segment of its own (made by its init, freed with it): about
-        270 KiB of shared memory per node (MPIR_CVAR_TOPO_PIPELINE_CHUNK_SIZE)
-        and two or three context ids each. Inits past this many (on any
+        node segment of its own (made by its init, freed with it), sized to
+        its call: two slots of at least 128 KiB and at most those of
+        MPIR_CVAR_TOPO_PIPELINE_CHUNK_SIZE (about 270 KiB of shared memory
+        per node for calls of up to 128 KiB), and two or three context ids
+        each. Inits past this many (on any
         member), and where that segment would exceed
         MPIR_CVAR_COLL_SHM_LIMIT_PER_NODE, get MPICH's nonblocking algorithm
         as MPIR_CVAR_COLLECTIVE_FALLBACK says. A communicator whose info sets
@@ -708,8 +710,8 @@ int MPIR_Topo_engine_ready(MPIR_Comm * comm, int setup)
  * the hint, MPIR_CVAR_TOPO_PERSIST_MAX and what failed to be allocated
  * for the call (failed: MPICH's algorithm on all); *shared says whether
  * *own is comm's shared one, *why_not why the call cannot run. */
-static int topo_persist_own(MPIR_Comm * comm, int failed, MPIR_Comm ** own, int *shared,
-                            const char **why_not)
+static int topo_persist_own(MPIR_Comm * comm, MPI_Aint need, int failed, MPIR_Comm ** own,
+                            int *shared, const char **why_not)
 {
     int mpi_errno = MPI_SUCCESS;
     MPIR_Errflag_t errflag = MPIR_ERR_NONE;
@@ -756,6 +758,17 @@ static int topo_persist_own(MPIR_Comm * comm, int failed, MPIR_Comm ** own, int 
      * agreed (an allocation, its commit) is agreed on before anyone uses
      * the copy: all fall back */
     bad = copy_errno != MPI_SUCCESS || *own == NULL;
+    if (!bad && !*shared) {
+        /* (a segment per request: sized to its call, alike on every member) */
+        MPIR_Topo_comm_t *own_topo = MPIR_Topo_comm_struct(*own);
+
+        if (own_topo)
+            own_topo->slot_need = MPL_MAX(need, 1);
+        else
+            bad = 1;
+    }
+    if (bad && copy_errno == MPI_SUCCESS && *own)
+        MPIR_Comm_free_impl(*own);
     if (bad)
         *own = NULL;
     mpi_errno = MPIR_Topo_agree_max(comm, 0, &bad, 1, &errflag);
@@ -780,6 +793,17 @@ static int topo_persist_own(MPIR_Comm * comm, int failed, MPIR_Comm ** own, int 
   fn_fail:
     *own = NULL;
     goto fn_exit;
+}
+
+/* The bytes a call puts in a slot of the segment at once, at most: bcast
+ * its message, allgather and allreduce every process' share. */
+static MPI_Aint topo_slot_need(const MPIR_Topo_nb_algo_t * nb, const MPIR_Topo_args_t * a)
+{
+    MPI_Aint extent;
+
+    MPIR_Datatype_get_extent_macro(a->datatype, extent);
+    return a->count * MPL_MAX(extent, 1) * (nb->blocking == TOPO_BCAST_PIPELINE ? 1 :
+                                            a->comm->local_size);
 }
 
 /* what topo_persist_own made or referenced for a call */
@@ -819,8 +843,8 @@ static int topo_nb_sched(const MPIR_Topo_nb_algo_t * nb, const MPIR_Topo_args_t 
         }
         /* (a persistent init agrees on what it allocated) */
         if (why_not == NULL && comm->local_size > 1 && persistent)
-            mpi_errno = topo_persist_own(comm, op == NULL || call == NULL, &own, &shared,
-                                         &why_not);
+            mpi_errno = topo_persist_own(comm, topo_slot_need(nb, a), op == NULL || call == NULL,
+                                         &own, &shared, &why_not);
         /* (alone on its communicator, a call copies locally: no engine,
          * but still a coroutine) */
         if (why_not == NULL && mpi_errno == MPI_SUCCESS) {

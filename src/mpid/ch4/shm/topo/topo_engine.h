@@ -71,6 +71,20 @@
 #define MPIDI_TOPO_PCELL(e, g, s) ((e)->pcells + ((size_t) (g) * MPIDI_TOPO_NCELLS + \
                                        (s) % MPIDI_TOPO_NCELLS) * MPIDI_TOPO_CELL_STRIDE)
 #define MPIDI_TOPO_NSLOTS 2
+/* slot sizes by default (MPIR_CVAR_TOPO_PIPELINE_CHUNK_SIZE): across
+ * nodes, the network chunk; within one node, two slots larger than a
+ * core's L2 cache, so that a slot's lines have left its readers' caches
+ * by the time it is filled again */
+#define MPIDI_TOPO_NET_SLOT (128 * 1024)
+#define MPIDI_TOPO_NODE_SLOT (1024 * 1024)
+
+/* the network chunk of the algorithms with one process per node, which
+ * have no segment */
+static inline MPI_Aint MPIDI_Topo_net_chunk(void)
+{
+    return MPIR_CVAR_TOPO_PIPELINE_CHUNK_SIZE > 0 ?
+        MPL_MAX(MPIR_CVAR_TOPO_PIPELINE_CHUNK_SIZE, 64) : MPIDI_TOPO_NET_SLOT;
+}
 /* progress counters carry (round, step) as round << 20 | step: a round has
  * fewer than 2^20 steps (a step per node at most: the engine runs on fewer
  * than 2^20 nodes), and rounds start again from 0 before they reach 2^43

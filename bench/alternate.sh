@@ -9,7 +9,7 @@
 #
 #   bench/alternate.sh [--rounds N] [--np P] [--min B] [--max B] [--step K]
 #                      [--colls LIST] [--nodes N [--rate RATE]] [--out DIR]
-#                      [--ompi 5|4]
+#                      [--ompi 5|4] [--cold]
 #
 # Defaults: 5 rounds, 2 processes, 1 B to 64 KiB in steps of 2x, bcast,
 # allreduce, allgather and reduce; DIR (default
@@ -21,11 +21,13 @@
 # twice per round: its default (coll/han over tuned) and tuned alone
 # (--mca coll ^han); --ompi 4: Debian bookworm's 4.1.4, its default, the
 # only one on emulated nodes (cluster.sh starts mpirun.openmpi).
+# --cold: off-cache, every call's buffers from a 256 MiB pool
+# (coll_bench -o), instead of data written just before each call.
 set -eu
 top=$(cd "$(dirname "$0")/.." && pwd)
 . "$top/maint/topo-common.sh"
 rounds=5 np=2 min=1 max=65536 step=2 colls=bcast,allreduce,allgather,reduce nodes=1 rate=1gbit
-ompi=5
+ompi=5 pool=
 out=$top/bench/results/alternate-local
 cmdline="bench/alternate.sh $*"
 while [ $# -gt 0 ]; do
@@ -40,6 +42,7 @@ while [ $# -gt 0 ]; do
         --colls) colls=$2; shift ;;
         --ompi) ompi=$2; shift ;;
         --out) out=$2; shift ;;
+        --cold) pool=268435456 ;;
         -h|--help) sed -n '2,/^[^#]/s/^# \{0,1\}//p' "$0"; exit 0 ;;
         *) echo "alternate.sh: unknown option '$1' (--help)" >&2; exit 2 ;;
     esac
@@ -62,6 +65,7 @@ trap 'rm -rf "$tmp"' EXIT
 "$prefix/bin/mpicc" -O2 -std=c99 -o "$tmp/coll_bench" "$top/bench/coll_bench.c"
 "$ompicc" -O2 -std=c99 -o "$tmp/coll_bench-openmpi" "$top/bench/coll_bench.c"
 a=(-c "$colls" -a default -m "$min" -M "$max" -s "$step" -i 2000 -T 0.2 -R 3 -v)
+[ -n "$pool" ] && a+=(-o "$pool")
 # the launches of a round: ours, then each peer's (label, command)
 if [ "$nodes" = 1 ]; then
     ours=(env FI_PROVIDER=tcp "$prefix/bin/mpiexec" -n "$np" -bind-to core)

@@ -237,4 +237,27 @@ run MPIR_CVAR_NUM_CLIQUES=2 4 $ag
 check "2 nodes x 2: nothing tried (learning is for one node)" \
     'valid && ! learned 4 1048576 >/dev/null && [ -z "$(trial trial 4)" ]'
 
+# 13. large bcasts within one node: the first calls of each size class from
+#     1 MiB try the segment and CMA, TRIALS times each, and keep the way
+#     the processes agree on; not below 1 MiB, with TRIALS=0, where the
+#     user chose topo_pipeline, without CMA, or across nodes
+blearned() { grep -E "^mpich-topo: bcast learned on a one-node communicator of $1, $2 B: (segment|cma) " "$tmp/out"; }
+bc() { echo "$tmp/coll_bench -c bcast -a ${2:-default} -m $1 -M $1 -i 30 -w 0 -R 1 -v"; }
+run MPIR_CVAR_TOPO_BCAST_TRIALS=2 2 -bind-to core $(bc 1048576)
+check "one node, 2 processes, 1 MiB bcast: segment and CMA tried, agreed once, right results" \
+    'valid && [ "$(blearned 2 1048576 | wc -l)" = 1 ]'
+run MPIR_CVAR_TOPO_BCAST_TRIALS=2 3 $(bc 4194304)
+check "one node, 3 processes, 4 MiB bcast: agreed once, right results" \
+    'valid && [ "$(blearned 3 4194304 | wc -l)" = 1 ]'
+run 2 -bind-to core $(bc 524288)
+check "one node, 512 KiB bcast: nothing tried" 'valid && ! grep -q "bcast learned" "$tmp/out"'
+run MPIR_CVAR_TOPO_BCAST_TRIALS=0 2 -bind-to core $(bc 1048576)
+check "one node, MPIR_CVAR_TOPO_BCAST_TRIALS=0: nothing tried" 'valid && ! grep -q "bcast learned" "$tmp/out"'
+run MPIR_CVAR_TOPO_CMA=off 2 -bind-to core $(bc 1048576)
+check "one node, CMA off: nothing to learn between" 'valid && ! grep -q "bcast learned" "$tmp/out"'
+run MPIR_CVAR_BCAST_INTRA_ALGORITHM=topo_pipeline 2 -bind-to core $(bc 1048576 env=forced)
+check "one node, topo_pipeline chosen by the user: nothing tried" 'valid && ! grep -q "bcast learned" "$tmp/out"'
+run MPIR_CVAR_NUM_CLIQUES=2 4 $(bc 1048576)
+check "2 nodes x 2: nothing tried (learning is for one node)" 'valid && ! grep -q "bcast learned" "$tmp/out"'
+
 tap_summary defaults

@@ -15,9 +15,11 @@
 #include <math.h>
 #include "test_topo_util.h"
 
-static const char *kind_name[] = { "i32", "u32", "i64", "u64", "f32", "f64" };
+static const char *kind_name[] = { "i32", "u32", "i64", "u64", "f32", "f64", "i8", "u8", "i16",
+    "u16"
+};
 static const char *op_name[] = { "sum", "prod", "min", "max", "band", "bor", "bxor" };
-static const size_t kind_size[] = { 4, 4, 8, 8, 4, 8 };
+static const size_t kind_size[] = { 4, 4, 8, 8, 4, 8, 1, 1, 2, 2 };
 
 static uint64_t rng = 88172645463325252ull;
 static uint64_t next(void)
@@ -63,6 +65,10 @@ static void ref_one(int kind, int op, const char *in, char *io)
         case MPIR_TOPO_ELEM_U64: REF_INT(uint64_t, uint64_t); break;
         case MPIR_TOPO_ELEM_F32: REF_FLOAT(float); break;
         case MPIR_TOPO_ELEM_F64: REF_FLOAT(double); break;
+        case MPIR_TOPO_ELEM_I8: REF_INT(int8_t, uint8_t); break;
+        case MPIR_TOPO_ELEM_U8: REF_INT(uint8_t, uint8_t); break;
+        case MPIR_TOPO_ELEM_I16: REF_INT(int16_t, uint16_t); break;
+        case MPIR_TOPO_ELEM_U16: REF_INT(uint16_t, uint16_t); break;
     }
 }
 
@@ -152,7 +158,8 @@ static void check_width(int width)
     tu_begin(name);
     for (int kind = 0; kind < MPIR_TOPO_ELEM_COUNT; kind++)
         for (int op = 0; op < MPIR_TOPO_OP_COUNT; op++) {
-            int covered = !(is_bitwise(op) && kind >= MPIR_TOPO_ELEM_F32);
+            int covered = !(is_bitwise(op) && (kind == MPIR_TOPO_ELEM_F32 ||
+                                                kind == MPIR_TOPO_ELEM_F64));
             for (size_t l = 0; l < sizeof lens / sizeof lens[0]; l++)
                 for (int off = 0; off < 3; off++) {
                     size_t n = lens[l], es = kind_size[kind];
@@ -213,6 +220,18 @@ static void check_known(void)
     CHECK(MPIR_Topo_op_apply(MPIR_TOPO_ELEM_F32, MPIR_TOPO_OP_MAX, f, g, 2), "f32 max not done");
     memcpy(&bits, &g[1], 4);
     CHECK(g[0] == 1.0f && bits == 0x7fc00123u, "f32 max: %g, bits %08x", g[0], bits);
+    {
+        /* 8 bits (OSU's MPI_CHAR): wrap-around, signed against unsigned order */
+        int8_t a[3] = { 127, -128, -1 }, b[3] = { 1, -1, 1 };
+        uint8_t c[3] = { 0x80, 1, 0xff }, d[3] = { 0x7f, 2, 0 };
+
+        CHECK(MPIR_Topo_op_apply(MPIR_TOPO_ELEM_I8, MPIR_TOPO_OP_SUM, a, b, 3), "i8 sum not done");
+        CHECK(b[0] == -128 && b[1] == 127 && b[2] == 0, "i8 sum: %d %d %d", b[0], b[1], b[2]);
+        CHECK(MPIR_Topo_op_apply(MPIR_TOPO_ELEM_I8, MPIR_TOPO_OP_MAX, a, b, 3), "i8 max not done");
+        CHECK(b[0] == 127 && b[1] == 127 && b[2] == 0, "i8 max: %d %d %d", b[0], b[1], b[2]);
+        CHECK(MPIR_Topo_op_apply(MPIR_TOPO_ELEM_U8, MPIR_TOPO_OP_MAX, c, d, 3), "u8 max not done");
+        CHECK(d[0] == 0x80 && d[1] == 2 && d[2] == 0xff, "u8 max: %u %u %u", d[0], d[1], d[2]);
+    }
     CHECK(!MPIR_Topo_op_apply(MPIR_TOPO_ELEM_F64, MPIR_TOPO_OP_BXOR, f, g, 1),
           "f64 bxor claimed done");
     CHECK(!MPIR_Topo_op_apply(MPIR_TOPO_ELEM_COUNT, MPIR_TOPO_OP_SUM, f, g, 1),

@@ -4,6 +4,7 @@
 
 #include "mpiimpl.h"
 #include "topo.h"
+#include <limits.h>
 
 /*
 === BEGIN_MPI_T_CVAR_INFO_BLOCK ===
@@ -19,7 +20,7 @@ cvars:
       description : >-
         The shared-memory engine's local reductions (allreduce and reduce
         topo_pipeline) of MPI_SUM, MPI_PROD, MPI_MIN, MPI_MAX, MPI_BAND,
-        MPI_BOR and MPI_BXOR on 32- and 64-bit integers, float and double
+        MPI_BOR and MPI_BXOR on 8-, 16-, 32- and 64-bit integers, float and double
         run in vector loops (AVX2 where the CPU has it), which give each
         element what MPICH's scalar loops give it. false: MPICH's loops
         (MPIR_Reduce_local).
@@ -134,27 +135,42 @@ int MPIR_Topo_basic_finish(MPIR_Topo_basic_t * b, int mpi_errno_in)
     return mpi_errno_in ? mpi_errno_in : mpi_errno;
 }
 
-/* the kinds of topo_op.c for the predefined types it covers; sizes tell
- * 32 from 64 bits (MPI_LONG, MPI_AINT, ...) */
+/* the kinds of topo_op.c for the predefined types it covers, by size (1,
+ * 2, 4 and 8 bytes: MPI_LONG, MPI_AINT, ... differ between machines);
+ * MPI_CHAR is signed or not as the C compiler's char */
+#if CHAR_MIN < 0
+#define TOPO_CHAR_KIND MPIR_TOPO_ELEM_I8
+#else
+#define TOPO_CHAR_KIND MPIR_TOPO_ELEM_U8
+#endif
 static const struct {
     MPI_Datatype type;
-    int kind32, kind64;
+    int kind[4];
 } vector_types[] = {
-    {MPI_INT, MPIR_TOPO_ELEM_I32, MPIR_TOPO_ELEM_I64},
-    {MPI_DOUBLE, -1, MPIR_TOPO_ELEM_F64},
-    {MPI_FLOAT, MPIR_TOPO_ELEM_F32, -1},
-    {MPI_LONG, MPIR_TOPO_ELEM_I32, MPIR_TOPO_ELEM_I64},
-    {MPI_LONG_LONG_INT, MPIR_TOPO_ELEM_I32, MPIR_TOPO_ELEM_I64},
-    {MPI_UNSIGNED, MPIR_TOPO_ELEM_U32, MPIR_TOPO_ELEM_U64},
-    {MPI_UNSIGNED_LONG, MPIR_TOPO_ELEM_U32, MPIR_TOPO_ELEM_U64},
-    {MPI_UNSIGNED_LONG_LONG, MPIR_TOPO_ELEM_U32, MPIR_TOPO_ELEM_U64},
-    {MPI_INT32_T, MPIR_TOPO_ELEM_I32, -1},
-    {MPI_INT64_T, -1, MPIR_TOPO_ELEM_I64},
-    {MPI_UINT32_T, MPIR_TOPO_ELEM_U32, -1},
-    {MPI_UINT64_T, -1, MPIR_TOPO_ELEM_U64},
-    {MPI_AINT, MPIR_TOPO_ELEM_I32, MPIR_TOPO_ELEM_I64},
-    {MPI_OFFSET, MPIR_TOPO_ELEM_I32, MPIR_TOPO_ELEM_I64},
-    {MPI_COUNT, MPIR_TOPO_ELEM_I32, MPIR_TOPO_ELEM_I64},
+    {MPI_INT, {-1, MPIR_TOPO_ELEM_I16, MPIR_TOPO_ELEM_I32, MPIR_TOPO_ELEM_I64}},
+    {MPI_DOUBLE, {-1, -1, -1, MPIR_TOPO_ELEM_F64}},
+    {MPI_FLOAT, {-1, -1, MPIR_TOPO_ELEM_F32, -1}},
+    {MPI_LONG, {-1, -1, MPIR_TOPO_ELEM_I32, MPIR_TOPO_ELEM_I64}},
+    {MPI_LONG_LONG_INT, {-1, -1, MPIR_TOPO_ELEM_I32, MPIR_TOPO_ELEM_I64}},
+    {MPI_UNSIGNED, {-1, MPIR_TOPO_ELEM_U16, MPIR_TOPO_ELEM_U32, MPIR_TOPO_ELEM_U64}},
+    {MPI_UNSIGNED_LONG, {-1, -1, MPIR_TOPO_ELEM_U32, MPIR_TOPO_ELEM_U64}},
+    {MPI_UNSIGNED_LONG_LONG, {-1, -1, MPIR_TOPO_ELEM_U32, MPIR_TOPO_ELEM_U64}},
+    {MPI_CHAR, {TOPO_CHAR_KIND, -1, -1, -1}},
+    {MPI_SIGNED_CHAR, {MPIR_TOPO_ELEM_I8, -1, -1, -1}},
+    {MPI_UNSIGNED_CHAR, {MPIR_TOPO_ELEM_U8, -1, -1, -1}},
+    {MPI_SHORT, {-1, MPIR_TOPO_ELEM_I16, MPIR_TOPO_ELEM_I32, -1}},
+    {MPI_UNSIGNED_SHORT, {-1, MPIR_TOPO_ELEM_U16, MPIR_TOPO_ELEM_U32, -1}},
+    {MPI_INT8_T, {MPIR_TOPO_ELEM_I8, -1, -1, -1}},
+    {MPI_UINT8_T, {MPIR_TOPO_ELEM_U8, -1, -1, -1}},
+    {MPI_INT16_T, {-1, MPIR_TOPO_ELEM_I16, -1, -1}},
+    {MPI_UINT16_T, {-1, MPIR_TOPO_ELEM_U16, -1, -1}},
+    {MPI_INT32_T, {-1, -1, MPIR_TOPO_ELEM_I32, -1}},
+    {MPI_INT64_T, {-1, -1, -1, MPIR_TOPO_ELEM_I64}},
+    {MPI_UINT32_T, {-1, -1, MPIR_TOPO_ELEM_U32, -1}},
+    {MPI_UINT64_T, {-1, -1, -1, MPIR_TOPO_ELEM_U64}},
+    {MPI_AINT, {-1, -1, MPIR_TOPO_ELEM_I32, MPIR_TOPO_ELEM_I64}},
+    {MPI_OFFSET, {-1, -1, MPIR_TOPO_ELEM_I32, MPIR_TOPO_ELEM_I64}},
+    {MPI_COUNT, {-1, -1, MPIR_TOPO_ELEM_I32, MPIR_TOPO_ELEM_I64}},
 };
 
 static const MPI_Op vector_ops[MPIR_TOPO_OP_COUNT] = {
@@ -177,8 +193,8 @@ int MPIR_Topo_reduce_local(const void *inbuf, void *inoutbuf, MPI_Aint count,
         for (size_t i = 0; k >= 0 && i < sizeof(vector_types) / sizeof(vector_types[0]); i++)
             if (vector_types[i].type == datatype) {
                 MPIR_Datatype_get_size_macro(datatype, size);
-                kind = size == 4 ? vector_types[i].kind32 :
-                    size == 8 ? vector_types[i].kind64 : -1;
+                kind = size == 1 ? vector_types[i].kind[0] : size == 2 ? vector_types[i].kind[1] :
+                    size == 4 ? vector_types[i].kind[2] : size == 8 ? vector_types[i].kind[3] : -1;
                 break;
             }
         if (kind >= 0 && MPIR_Topo_op_apply(kind, k, inbuf, inoutbuf, (size_t) count))

@@ -15,6 +15,7 @@ mpi_core_sources += \
     src/mpid/ch4/shm/topo/topo_allgather_pipeline.c \
     src/mpid/ch4/shm/topo/topo_allgather_multileader.c \
     src/mpid/ch4/shm/topo/topo_allgather_learn.c \
+    src/mpid/ch4/shm/topo/topo_learn.c \
     src/mpid/ch4/shm/topo/topo_allreduce_pipeline.c \
     src/mpid/ch4/shm/topo/topo_barrier_flags.c
 

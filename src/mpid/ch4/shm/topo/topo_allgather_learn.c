@@ -52,24 +52,17 @@ cvars:
  * The model cannot order them: b and b' differ by processor, cache sizes
  * and kernel (the segment wins by 1.0-1.4x on one 2-core VM and loses by
  * as much on another, bench/results/dev-2core-xeon-allgather), so the
- * first calls measure them, as STAR-MPI (Faraj, Yuan and Lowenthal, ICS
- * 2006) delays the choice to the application's own calls.
+ * first calls measure them (topo_learn.c).
  *
- * Each size class tries the ways in turn, TRIALS times each; each process
- * keeps each way's fastest trial (the first trial also pays page faults
- * on a new buffer); after the last trial one allreduce (MAX) gives every
- * process the same times, and the fastest way on the slowest process is
- * kept.  Every member makes the same calls with the same bytes per
- * process (MPI's type signature rule), sees the same CVARs and the same
- * CMA probe (agreed at setup), so all pick the same way at the same call.
- * Cost: the trials' calls run the slower ways (at most
+ * Each size class tries the ways in turn, TRIALS times each, and keeps
+ * the one the processes agree on (topo_learn.c).  Cost: the trials' calls run the slower ways (at most
  * 2.TRIALS calls per size class), plus one allreduce of 3 doubles. */
 
 /* the built-in tuning's threshold for large one-node allgathers
  * (maint/patches/0047) */
 #define MPIDI_TOPO_AG_LEARN_MIN 524288
 
-static const char *way_name[MPIDI_TOPO_AG_WAYS] = { "ring", "segment", "cma" };
+static const char *const way_name[MPIDI_TOPO_AG_WAYS] = { "ring", "segment", "cma" };
 
 /* Whether an allgather of total bytes in all learns its way (topo_pipeline
  * within one node, chosen by the built-in tuning, from 512 KiB in all) */
@@ -86,57 +79,26 @@ static int allgather_learns(MPIDI_Topo_engine_t * e, MPIDI_Topo_leader_step_t le
         !MPIR_Topo_user_chose("MPIR_Allgather_intra_topo_pipeline");
 }
 
-/* the agreement after the last trial of class l */
-static int learn_agree(MPIDI_Topo_ag_learn_t * l, int nways, MPI_Aint m, MPIR_Comm * comm,
-                       MPIR_Errflag_t * errflag)
-{
-    int mpi_errno;
-    double all[MPIDI_TOPO_AG_WAYS];
-    int way = 0;
-
-    mpi_errno = MPIR_Allreduce_intra_recursive_doubling(l->best, all, nways, MPI_DOUBLE, MPI_MAX,
-                                                        comm, errflag);
-    if (mpi_errno) {
-        /* the communicator is failing anyway: keep the segment */
-        l->chosen = 1 + MPIDI_TOPO_AG_SEGMENT;
-        return mpi_errno;
-    }
-    for (int w = 1; w < nways; w++)
-        if (all[w] < all[way])
-            way = w;
-    l->chosen = 1 + way;
-    if (MPIR_CVAR_COLL_TRACE && comm->rank == 0) {
-        fprintf(stderr, "mpich-topo: allgather learned on a one-node communicator of %d, "
-                "%ld B per process: %s (fastest trials, slowest process:", comm->local_size,
-                (long) m, way_name[way]);
-        for (int w = 0; w < nways; w++)
-            fprintf(stderr, "%s %s %.1f us", w ? "," : "", way_name[w], all[w] * 1e6);
-        fprintf(stderr, ")\n");
-        fflush(stderr);
-    }
-    return MPI_SUCCESS;
-}
-
 /* The call that learns (or has learned) its way */
 static int allgather_learned(MPIDI_Topo_engine_t * e, const void *sendbuf, MPI_Aint sendcount,
                              MPI_Datatype sendtype, void *recvbuf, MPI_Aint recvcount,
                              MPI_Datatype recvtype, MPIR_Comm * comm, MPIR_Errflag_t * errflag)
 {
     int mpi_errno = MPI_SUCCESS, agree_errno;
-    int nways = e->cma ? MPIDI_TOPO_AG_WAYS : MPIDI_TOPO_AG_DIRECT;     /* CMA is the last */
+    MPIDI_Topo_learn_info_t li = {
+        "allgather", way_name, e->cma ? MPIDI_TOPO_AG_WAYS : MPIDI_TOPO_AG_DIRECT,
+        MPIR_CVAR_TOPO_ALLGATHER_TRIALS, MPIDI_TOPO_AG_SEGMENT, 1
+    };                          /* (CMA is the last way) */
     MPI_Aint tsize, m;
-    MPIDI_Topo_ag_learn_t *l;
+    MPIDI_Topo_learn_t *l;
     MPIDI_Topo_ag_way_t way;
     MPL_time_t t0, t1;
     double dt;
-    int c = 0;
 
     MPIR_Datatype_get_size_macro(recvtype, tsize);
     m = recvcount * tsize;
-    while (c < MPIDI_TOPO_AG_CLASSES - 1 && (m >> (c + 1)) > 0)
-        c++;
-    l = &e->ag_learn[c];
-    way = l->chosen ? l->chosen - 1 : l->calls % nways;
+    l = MPIDI_Topo_learn_class(e->ag_learn, m);
+    way = MPIDI_Topo_learn_way(l, li.nways);
 
     if (!l->chosen)
         MPL_wtime(&t0);
@@ -155,15 +117,9 @@ static int allgather_learned(MPIDI_Topo_engine_t * e, const void *sendbuf, MPI_A
 
     MPL_wtime(&t1);
     MPL_wtime_diff(&t0, &t1, &dt);
-    if (l->calls < nways || dt < l->best[way])
-        l->best[way] = dt;
-    /* even after an error, so that every process stays at the same call;
-     * ">=": TRIALS may have been lowered through MPI_T since (ALL_EQ) */
-    if (++l->calls >= nways * MPIR_CVAR_TOPO_ALLGATHER_TRIALS) {
-        agree_errno = learn_agree(l, nways, m, comm, errflag);
-        if (mpi_errno == MPI_SUCCESS)
-            mpi_errno = agree_errno;
-    }
+    agree_errno = MPIDI_Topo_learn_trial(l, &li, way, dt, m, comm, errflag);
+    if (mpi_errno == MPI_SUCCESS)
+        mpi_errno = agree_errno;
     return mpi_errno;
 }
 

@@ -19,9 +19,31 @@ cvars:
         Message size in bytes from which bcast topo_pipeline lets local
         processes read the data with one kernel-assisted copy (Linux CMA)
         from the leader's buffer instead of through the node segment. -1
-        (default) disables it: in bench/ the segment pipeline, where the
-        leader's copy-in and the readers' copy-out overlap, was faster at
-        every size up to 32 MiB.
+        (default): by measurement where the built-in tuning chose
+        topo_pipeline within one node, from 1 MiB
+        (MPIR_CVAR_TOPO_BCAST_TRIALS), else never (the segment, whose
+        copy-in and copy-out overlap, was faster at every size on the
+        machines of bench/results: dev-2core-slots).
+
+    - name        : MPIR_CVAR_TOPO_BCAST_TRIALS
+      category    : TOPO
+      type        : int
+      default     : 3
+      class       : none
+      verbosity   : MPI_T_VERBOSITY_USER_BASIC
+      scope       : MPI_T_SCOPE_ALL_EQ
+      description : >-
+        Where the built-in tuning gives a bcast of 1 MiB or more within one
+        node to topo_pipeline, and CMA works there (MPIR_CVAR_TOPO_CMA),
+        the communicator's first calls of each size class (a power of two
+        of bytes) try the node segment and CMA's single copy this many
+        times each; the processes agree, by one small allreduce, on the
+        way whose fastest trial was fastest on the slowest process and
+        keep it for that size class (MPIR_CVAR_COLL_TRACE says which). 0:
+        no learning (the segment, or CMA from
+        MPIR_CVAR_TOPO_BCAST_CMA_THRESHOLD). A topo_pipeline that the user
+        chose, MPIR_CVAR_TOPO_BCAST_CMA_THRESHOLD set, and nonblocking or
+        persistent calls never learn.
 
     - name        : MPIR_CVAR_TOPO_BCAST_NODE_TREE
       category    : TOPO
@@ -543,6 +565,61 @@ static int bcast_one_per_node(void *buffer, MPI_Aint count, MPI_Datatype datatyp
     return MPIR_Bcast_intra_binomial(buffer, count, datatype, root, comm, errflag);
 }
 
+/* The segment way of a contiguous buffer (NULL: this process takes part
+ * without data) */
+static int bcast_by_segment(MPIDI_Topo_engine_t * e, char *buf, MPI_Aint m, int root,
+                            MPIR_Comm * comm, MPIR_Errflag_t * errflag)
+{
+    MPIDI_Topo_tbuf_t cb;
+
+    MPIDI_Topo_tbuf_init(&cb, buf, m, MPI_BYTE);
+    if (buf == NULL)
+        MPIDI_Topo_tbuf_discard(&cb);
+    return bcast_segment(e, &cb, m, root, comm, errflag);
+}
+
+/* Large bcasts within one node learn between the segment and CMA
+ * (topo_learn.c): the kernel's single copy pins pages per call, and
+ * whether it beats two overlapped copies through the segment depends on
+ * the processor and kernel (on the 2-core VM of dev-2core-slots the
+ * segment led at every size, 39 against 77 us at 1 MiB). */
+#define MPIDI_TOPO_BCAST_LEARN_MIN (1024 * 1024)
+
+static const char *const bcast_way_name[] = { "segment", "cma" };
+
+static int bcast_learns(MPIDI_Topo_engine_t * e, MPI_Aint m)
+{
+    /* (not in a nonblocking or persistent call: the agreement is a
+     * blocking allreduce on comm; the user's choice last, as allgather) */
+    return m >= MPIDI_TOPO_BCAST_LEARN_MIN && e->nnodes == 1 && e->cma &&
+        !MPIR_Topo_nb_current && MPIR_CVAR_TOPO_BCAST_TRIALS > 0 &&
+        MPIR_CVAR_TOPO_BCAST_CMA_THRESHOLD < 0 &&
+        !MPIR_Topo_user_chose("MPIR_Bcast_intra_topo_pipeline");
+}
+
+static int bcast_learned(MPIDI_Topo_engine_t * e, char *buf, MPI_Aint m, int root,
+                         MPIR_Comm * comm, MPIR_Errflag_t * errflag)
+{
+    MPIDI_Topo_learn_info_t li = { "bcast", bcast_way_name, 2, MPIR_CVAR_TOPO_BCAST_TRIALS, 0, 0 };
+    MPIDI_Topo_learn_t *l = MPIDI_Topo_learn_class(e->bcast_learn, m);
+    int way = MPIDI_Topo_learn_way(l, li.nways), mpi_errno, agree_errno;
+    MPL_time_t t0, t1;
+    double dt;
+
+    if (!l->chosen)
+        MPL_wtime(&t0);
+    if (way == 1)
+        mpi_errno = bcast_direct(e, buf, m, root, comm, errflag);
+    else
+        mpi_errno = bcast_by_segment(e, buf, m, root, comm, errflag);
+    if (l->chosen)
+        return mpi_errno;
+    MPL_wtime(&t1);
+    MPL_wtime_diff(&t0, &t1, &dt);
+    agree_errno = MPIDI_Topo_learn_trial(l, &li, way, dt, m, comm, errflag);
+    return mpi_errno ? mpi_errno : agree_errno;
+}
+
 int MPIDI_Topo_bcast_pipeline(void *buffer, MPI_Aint count, MPI_Datatype datatype, int root,
                               MPIR_Comm * comm, const char **why_not, MPIR_Errflag_t * errflag)
 {
@@ -588,16 +665,13 @@ int MPIDI_Topo_bcast_pipeline(void *buffer, MPI_Aint count, MPI_Datatype datatyp
         }
     }
     MPIDI_Topo_timeline_begin(e, comm, "bcast", m);
-    if (e->cma && MPIR_CVAR_TOPO_BCAST_CMA_THRESHOLD >= 0 &&
-        m >= MPIR_CVAR_TOPO_BCAST_CMA_THRESHOLD) {
+    if (bcast_learns(e, m))
+        mpi_errno = bcast_learned(e, buf, m, root, comm, errflag);
+    else if (e->cma && MPIR_CVAR_TOPO_BCAST_CMA_THRESHOLD >= 0 &&
+             m >= MPIR_CVAR_TOPO_BCAST_CMA_THRESHOLD)
         mpi_errno = bcast_direct(e, buf, m, root, comm, errflag);
-    } else {
-        MPIDI_Topo_tbuf_t cb;
-        MPIDI_Topo_tbuf_init(&cb, buf, m, MPI_BYTE);
-        if (buf == NULL)
-            MPIDI_Topo_tbuf_discard(&cb);
-        mpi_errno = bcast_segment(e, &cb, m, root, comm, errflag);
-    }
+    else
+        mpi_errno = bcast_by_segment(e, buf, m, root, comm, errflag);
     MPIDI_Topo_timeline_end(e);
     /* (the root's buffer holds the data already) */
     mpi_errno = MPIDI_Topo_staged_result(&tb, comm->rank != root ? tmp : NULL, m, staging_errno,

@@ -907,7 +907,8 @@ static int setup_segment(MPIR_Comm * comm, MPIDI_Topo_engine_t * e, MPIR_Errflag
     }
     use_cma = MPIR_CVAR_TOPO_CMA != MPIR_CVAR_TOPO_CMA_off &&
         (MPIR_CVAR_TOPO_ALLGATHER_CMA_THRESHOLD >= 0 || MPIR_CVAR_TOPO_BCAST_CMA_THRESHOLD >= 0 ||
-         (e->nnodes == 1 && MPIR_CVAR_TOPO_ALLGATHER_TRIALS > 0));
+         (e->nnodes == 1 && (MPIR_CVAR_TOPO_ALLGATHER_TRIALS > 0 ||
+                             MPIR_CVAR_TOPO_BCAST_TRIALS > 0)));
     if (map_fail) {
         e->seg = NULL;
         mine[0] = 1;

@@ -122,14 +122,36 @@ typedef enum {
     MPIDI_TOPO_AG_WAYS
 } MPIDI_Topo_ag_way_t;
 
-/* What a one-node communicator learned about allgathers of one size class
- * (topo_allgather_learn.c) */
+/* What a one-node communicator learned about the calls of one size class
+ * of a collective (topo_learn.c) */
+#define MPIDI_TOPO_LEARN_MAX_WAYS 3
 typedef struct {
     int calls;                  /* trials made */
     int chosen;                 /* 0 while trying, then 1 + the way agreed on */
-    double best[MPIDI_TOPO_AG_WAYS];    /* fastest trial of each way, seconds */
-} MPIDI_Topo_ag_learn_t;
-#define MPIDI_TOPO_AG_CLASSES 64        /* log2 of the bytes per process */
+    double best[MPIDI_TOPO_LEARN_MAX_WAYS];     /* fastest trial of each way, seconds */
+} MPIDI_Topo_learn_t;
+#define MPIDI_TOPO_LEARN_CLASSES 64     /* log2 of the bytes (per process) */
+
+/* what a collective learns between */
+typedef struct {
+    const char *coll;           /* for the trace */
+    const char *const *names;   /* of the ways */
+    int nways;
+    int trials;                 /* of each way */
+    int fallback;               /* the way kept where the agreement fails */
+    int per_process;            /* the bytes are per process (the trace says so) */
+} MPIDI_Topo_learn_info_t;
+
+MPIDI_Topo_learn_t *MPIDI_Topo_learn_class(MPIDI_Topo_learn_t * classes, MPI_Aint m);
+/* the way this call takes: the one agreed on, or the next trial's */
+static inline int MPIDI_Topo_learn_way(const MPIDI_Topo_learn_t * l, int nways)
+{
+    return l->chosen ? l->chosen - 1 : l->calls % nways;
+}
+/* counts a trial of way that took dt seconds; after the last, agrees on
+ * comm (one allreduce) on the way to keep */
+int MPIDI_Topo_learn_trial(MPIDI_Topo_learn_t * l, const MPIDI_Topo_learn_info_t * li, int way,
+                           double dt, MPI_Aint m, MPIR_Comm * comm, MPIR_Errflag_t * errflag);
 
 /* The levels within the node (MPIR_CVAR_TOPO_NODE_LEVELS, e->lv_lo) that
  * bcast and allgather copy through in segment mode: a slot is cut into
@@ -229,7 +251,8 @@ typedef struct MPIDI_Topo_engine {
     unsigned poll_mask, yield_mask;     /* see MPIDI_TOPO_WAIT_GE */
     unsigned poll_after;        /* spins of a wait before it polls the netmod */
     uint64_t calls[3];          /* bcast, allgather, allreduce calls made */
-    MPIDI_Topo_ag_learn_t ag_learn[MPIDI_TOPO_AG_CLASSES];
+    MPIDI_Topo_learn_t ag_learn[MPIDI_TOPO_LEARN_CLASSES];
+    MPIDI_Topo_learn_t bcast_learn[MPIDI_TOPO_LEARN_CLASSES];
     struct MPIDI_Topo_timeline *tl;     /* the call being recorded, or NULL */
 } MPIDI_Topo_engine_t;
 

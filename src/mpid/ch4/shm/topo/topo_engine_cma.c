@@ -34,8 +34,8 @@ cvars:
         Whether the engine may copy between local processes with Linux CMA
         (process_vm_readv), for the sizes MPIR_CVAR_TOPO_ALLGATHER_CMA_THRESHOLD
         and MPIR_CVAR_TOPO_BCAST_CMA_THRESHOLD give, and as one of the ways
-        that large allgathers within one node try
-        (MPIR_CVAR_TOPO_ALLGATHER_TRIALS).
+        that large allgathers and bcasts within one node try
+        (MPIR_CVAR_TOPO_ALLGATHER_TRIALS, MPIR_CVAR_TOPO_BCAST_TRIALS).
         auto - where the kernel allows it as is: no Yama, or Yama's
                kernel.yama.ptrace_scope 0. Under ptrace_scope 1 a process
                may only read a sibling's memory once the sibling declares

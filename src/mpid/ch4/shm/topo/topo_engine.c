@@ -63,7 +63,7 @@ cvars:
         within one node, where a process copying into a slot that the
         others read one slot earlier waits for their caches to give the
         lines up, unless the two slots outgrow a core's L2 cache (2
-        processes: bcast 2.6x, reduce 1.2-2x, allreduce 1.04-1.4x faster
+        processes: bcast 2.6-3.6x, reduce 1.4-2.1x, allreduce 1.15-1.4x faster
         from 1 MiB, bench/results/dev-2core-slots). Raised to at least 64
         bytes per process. Read when a communicator first uses the engine;
         the segment (two slots plus 128 bytes per local process) counts

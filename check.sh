@@ -11,7 +11,7 @@
 #      topology, plus our own MPI tests in test/mpi/coll (topo_*.c): the
 #      runs of test/mpi/coll/testlist.topo (and testlist.topo-full);
 #   3. per device, the checks in test/system/: selection.sh, tuning.sh,
-#      defaults.sh, trace.sh, yield.sh, waits.sh, anysource.sh, split.sh,
+#      defaults.sh, trace.sh, yield.sh, waits.sh, warmup.sh, anysource.sh, split.sh,
 #      faults.sh, dropin.sh, apps.sh; on ofi also
 #      autotune.sh, bench/run.sh --smoke, cluster.sh (network namespaces),
 #      large.sh (2 GiB calls) and valgrind.sh;
@@ -165,6 +165,8 @@ run_device() {      # device
     tap_script "ch4:$dev yield" "$builddir/yield.log" "$top/test/system/yield.sh" "$prefix" "$dev"
     # the engine's short waits make no netmod poll; long ones still progress
     tap_script "ch4:$dev waits" "$builddir/waits.log" "$top/test/system/waits.sh" "$prefix" "$dev"
+    # intra-node messages take no faults on the shared cells after MPI_Init
+    tap_script "ch4:$dev warmup" "$builddir/warmup.log" "$top/test/system/warmup.sh" "$prefix" "$dev"
     # receives from any source, from this node and from others
     tap_script "ch4:$dev anysource" "$builddir/anysource.log" "$top/test/system/anysource.sh" "$prefix" "$dev"
     # the autotuner: known measurements route as measured, bad input is

@@ -212,21 +212,23 @@ for v in "MPIR_CVAR_CLIQUES_BY_BLOCK=1" "MPIR_CVAR_CLIQUES_BY_BLOCK=0"; do
 done
 
 # 12. large allgathers within one node (maint/patches/0047): the first
-#     calls of each size class try MPICH's ring, the segment and CMA,
-#     TRIALS times each, the processes agree on the fastest and keep it;
-#     no learning with TRIALS=0, where the user chose topo_pipeline, or
-#     across nodes
+#     calls of each size class run MPICH's ring, the segment and CMA, each
+#     for its untimed warm-up (the ring: one pass over the POSIX shared
+#     cells, 1 + ceil(64 x 69632 B / ((p - 1) m)) calls) and then TRIALS
+#     timed calls, the processes agree on the fastest and keep it; no
+#     learning with TRIALS=0, where the user chose topo_pipeline, or across
+#     nodes
 learned() { grep -E "^mpich-topo: allgather learned on a one-node communicator of $1, $2 B per process: (ring|segment|cma) " "$tmp/out"; }
 ag="$tmp/coll_bench -c allgather -a default -m 1048576 -M 1048576 -i 30 -w 0 -R 1 -v"
 run MPIR_CVAR_TOPO_ALLGATHER_TRIALS=2 2 -bind-to core $ag
-check "one node, 2 processes, 1 MiB per process: 2 trials of each way (the ring's traced as trial), agreed once" \
-    'valid && [ "$(learned 2 1048576 | wc -l)" = 1 ] && has "$(trial trial 2)" "1M-<2048K B" 2'
+check "one node, 2 processes, 1 MiB per process: the ring warmed 6 calls and timed 2 (traced as trial), agreed once" \
+    'valid && [ "$(learned 2 1048576 | wc -l)" = 1 ] && has "$(trial trial 2)" "1M-<2048K B" 8'
 way=$(learned 2 1048576 | sed 's/.* B per process: \([a-z]*\) .*/\1/')
 check "one node, 2 processes: the way agreed on runs every later call (ring: traced as learned; else: no ring after the trials)" \
     'valid && if [ "$way" = ring ]; then [ -n "$(trial learned 2)" ]; else [ -z "$(trial learned 2)" ]; fi'
 run MPIR_CVAR_TOPO_ALLGATHER_TRIALS=1 MPIR_CVAR_TOPO_CMA=off 3 "$tmp/coll_bench" -c allgather -a default -m 262144 -M 262144 -i 20 -w 0 -R 1 -v
-check "one node, 3 processes, CMA off: ring and segment tried once each, one kept" \
-    'valid && [ "$(learned 3 262144 | grep -cv " cma ")" = 1 ] && has "$(trial trial 3)" "256K-<512K B" 1'
+check "one node, 3 processes, CMA off: ring (10 warm-up calls) and segment timed once each, one kept" \
+    'valid && [ "$(learned 3 262144 | grep -cv " cma ")" = 1 ] && has "$(trial trial 3)" "256K-<512K B" 11'
 run MPIR_CVAR_TOPO_ALLGATHER_TRIALS=0 2 -bind-to core $ag
 check "one node, TRIALS=0: every large allgather topo_pipeline, nothing tried" \
     'valid && ! learned 2 1048576 >/dev/null && [ -z "$(trial trial 2)" ] && sel allgather topo_pipeline parent 2'
@@ -238,7 +240,8 @@ check "2 nodes x 2: nothing tried (learning is for one node)" \
     'valid && ! learned 4 1048576 >/dev/null && [ -z "$(trial trial 4)" ]'
 
 # 13. large bcasts within one node: the first calls of each size class from
-#     1 MiB try the segment and CMA, TRIALS times each, and keep the way
+#     1 MiB run the segment and CMA, each for its warm-up (2 calls, 1)
+#     and then TRIALS timed calls, and keep the way
 #     the processes agree on; not below 1 MiB, with TRIALS=0, where the
 #     user chose topo_pipeline, without CMA, or across nodes
 blearned() { grep -E "^mpich-topo: bcast learned on a one-node communicator of $1, $2 B: (segment|cma) " "$tmp/out"; }

@@ -19,11 +19,14 @@ cvars:
       description : >-
         Where the built-in tuning gives a large allgather within one node
         to topo_pipeline (from 512 KiB in all), the communicator's first
-        calls of each size class (a power of two of bytes per process) try
+        calls of each size class (a power of two of bytes per process) time
         each way of doing it this many times (3: one trial disturbed by
-        another process or a page fault does not decide): MPICH's ring, the node
-        segment, and CMA's single copy where the kernel allows it
-        (MPIR_CVAR_TOPO_CMA). The processes then agree, by one small
+        another process does not decide): MPICH's ring, the node segment,
+        and CMA's single copy where the kernel allows it
+        (MPIR_CVAR_TOPO_CMA). Each way first runs a few untimed calls: its
+        first touch of new pages, and for the ring one pass over MPICH's
+        shared cells (at most 32 calls), which ran 3-4x slower than later
+        calls. The processes then agree, by one small
         allreduce, on the way whose fastest trial was fastest on the
         slowest process, and keep it for that size class. Which way wins
         depends on the processor (bench/results/dev-2core-xeon-allgather:
@@ -54,9 +57,12 @@ cvars:
  * as much on another, bench/results/dev-2core-xeon-allgather), so the
  * first calls measure them (topo_learn.c).
  *
- * Each size class tries the ways in turn, TRIALS times each, and keeps
- * the one the processes agree on (topo_learn.c).  Cost: the trials' calls run the slower ways (at most
- * 2.TRIALS calls per size class), plus one allreduce of 3 doubles. */
+ * Each size class runs the ways in turn, each first for its warm-up
+ * (allgather_warm: the ring until the shared cells have all been used)
+ * and then TRIALS timed calls, and keeps the one the processes agree on
+ * (topo_learn.c).  Cost: the warm-ups' and trials' calls run the slower
+ * ways (at most 32 + 2 + 1 + 3.TRIALS calls per size class, the ring's 32
+ * only where p.m is small), plus one allreduce of 3 doubles. */
 
 /* the built-in tuning's threshold for large one-node allgathers
  * (maint/patches/0047) */
@@ -79,6 +85,26 @@ static int allgather_learns(MPIDI_Topo_engine_t * e, MPIDI_Topo_leader_step_t le
         !MPIR_Topo_user_chose("MPIR_Allgather_intra_topo_pipeline");
 }
 
+/* The untimed calls each way needs before it runs as it will for ever.
+ * MPICH's ring sends through the POSIX shared cells, used in turn: until
+ * every cell has carried a message, its pages are new to the receiver (and
+ * cold), and the ring's calls took 3-4x their later time (256 KiB on 2
+ * processes: 65-90 us, then 23, even with the cells faulted in at
+ * MPI_Init by maint/patches/0048).  So the ring warms for one pass over
+ * the cells, each call sending p-1 messages of m bytes, at most 32 calls.
+ * The segment's first calls touch its slots' pages (one slot per round);
+ * CMA's first call, the other processes' buffers. */
+static void allgather_warm(int *warm, int p, MPI_Aint m)
+{
+    MPI_Aint cells = (MPI_Aint) MPIR_CVAR_CH4_SHM_POSIX_IQUEUE_NUM_CELLS *
+        MPIR_CVAR_CH4_SHM_POSIX_IQUEUE_CELL_SIZE;
+    MPI_Aint sent = (MPI_Aint) (p - 1) * m;
+
+    warm[MPIDI_TOPO_AG_RING] = 1 + (int) MPL_MIN(31, (cells + sent - 1) / sent);
+    warm[MPIDI_TOPO_AG_SEGMENT] = MPIDI_TOPO_NSLOTS;
+    warm[MPIDI_TOPO_AG_DIRECT] = 1;
+}
+
 /* The call that learns (or has learned) its way */
 static int allgather_learned(MPIDI_Topo_engine_t * e, const void *sendbuf, MPI_Aint sendcount,
                              MPI_Datatype sendtype, void *recvbuf, MPI_Aint recvcount,
@@ -87,7 +113,7 @@ static int allgather_learned(MPIDI_Topo_engine_t * e, const void *sendbuf, MPI_A
     int mpi_errno = MPI_SUCCESS, agree_errno;
     MPIDI_Topo_learn_info_t li = {
         "allgather", way_name, e->cma ? MPIDI_TOPO_AG_WAYS : MPIDI_TOPO_AG_DIRECT,
-        MPIR_CVAR_TOPO_ALLGATHER_TRIALS, MPIDI_TOPO_AG_SEGMENT, 1
+        MPIR_CVAR_TOPO_ALLGATHER_TRIALS, MPIDI_TOPO_AG_SEGMENT, 1, {0}
     };                          /* (CMA is the last way) */
     MPI_Aint tsize, m;
     MPIDI_Topo_learn_t *l;
@@ -98,7 +124,9 @@ static int allgather_learned(MPIDI_Topo_engine_t * e, const void *sendbuf, MPI_A
     MPIR_Datatype_get_size_macro(recvtype, tsize);
     m = recvcount * tsize;
     l = MPIDI_Topo_learn_class(e->ag_learn, m);
-    way = MPIDI_Topo_learn_way(l, li.nways);
+    if (!l->chosen)
+        allgather_warm(li.warm, comm->local_size, m);
+    way = MPIDI_Topo_learn_way(l, &li);
 
     if (!l->chosen)
         MPL_wtime(&t0);

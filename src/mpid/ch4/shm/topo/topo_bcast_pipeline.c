@@ -36,8 +36,9 @@ cvars:
         Where the built-in tuning gives a bcast of 1 MiB or more within one
         node to topo_pipeline, and CMA works there (MPIR_CVAR_TOPO_CMA),
         the communicator's first calls of each size class (a power of two
-        of bytes) try the node segment and CMA's single copy this many
-        times each; the processes agree, by one small allreduce, on the
+        of bytes) time the node segment and CMA's single copy this many
+        times each, after a few untimed calls of each (its first touch of
+        new pages); the processes agree, by one small allreduce, on the
         way whose fastest trial was fastest on the slowest process and
         keep it for that size class (MPIR_CVAR_COLL_TRACE says which). 0:
         no learning (the segment, or CMA from
@@ -600,9 +601,13 @@ static int bcast_learns(MPIDI_Topo_engine_t * e, MPI_Aint m)
 static int bcast_learned(MPIDI_Topo_engine_t * e, char *buf, MPI_Aint m, int root,
                          MPIR_Comm * comm, MPIR_Errflag_t * errflag)
 {
-    MPIDI_Topo_learn_info_t li = { "bcast", bcast_way_name, 2, MPIR_CVAR_TOPO_BCAST_TRIALS, 0, 0 };
+    /* untimed first: the segment's first calls touch its slots' pages,
+     * CMA's first call the root's buffer (topo_allgather_learn.c) */
+    MPIDI_Topo_learn_info_t li = { "bcast", bcast_way_name, 2, MPIR_CVAR_TOPO_BCAST_TRIALS, 0, 0,
+        {MPIDI_TOPO_NSLOTS, 1}
+    };
     MPIDI_Topo_learn_t *l = MPIDI_Topo_learn_class(e->bcast_learn, m);
-    int way = MPIDI_Topo_learn_way(l, li.nways), mpi_errno, agree_errno;
+    int way = MPIDI_Topo_learn_way(l, &li), mpi_errno, agree_errno;
     MPL_time_t t0, t1;
     double dt;
 

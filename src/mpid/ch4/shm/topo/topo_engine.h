@@ -126,7 +126,7 @@ typedef enum {
  * of a collective (topo_learn.c) */
 #define MPIDI_TOPO_LEARN_MAX_WAYS 3
 typedef struct {
-    int calls;                  /* trials made */
+    int calls;                  /* calls made while learning */
     int chosen;                 /* 0 while trying, then 1 + the way agreed on */
     double best[MPIDI_TOPO_LEARN_MAX_WAYS];     /* fastest trial of each way, seconds */
 } MPIDI_Topo_learn_t;
@@ -137,18 +137,16 @@ typedef struct {
     const char *coll;           /* for the trace */
     const char *const *names;   /* of the ways */
     int nways;
-    int trials;                 /* of each way */
+    int trials;                 /* timed calls of each way */
     int fallback;               /* the way kept where the agreement fails */
     int per_process;            /* the bytes are per process (the trace says so) */
+    int warm[MPIDI_TOPO_LEARN_MAX_WAYS];        /* untimed calls of each way first */
 } MPIDI_Topo_learn_info_t;
 
 MPIDI_Topo_learn_t *MPIDI_Topo_learn_class(MPIDI_Topo_learn_t * classes, MPI_Aint m);
 /* the way this call takes: the one agreed on, or the next trial's */
-static inline int MPIDI_Topo_learn_way(const MPIDI_Topo_learn_t * l, int nways)
-{
-    return l->chosen ? l->chosen - 1 : l->calls % nways;
-}
-/* counts a trial of way that took dt seconds; after the last, agrees on
+int MPIDI_Topo_learn_way(const MPIDI_Topo_learn_t * l, const MPIDI_Topo_learn_info_t * li);
+/* counts a call of way that took dt seconds; after the last, agrees on
  * comm (one allreduce) on the way to keep */
 int MPIDI_Topo_learn_trial(MPIDI_Topo_learn_t * l, const MPIDI_Topo_learn_info_t * li, int way,
                            double dt, MPI_Aint m, MPIR_Comm * comm, MPIR_Errflag_t * errflag);

@@ -1,8 +1,9 @@
 #!/bin/sh
 #
-# Checks of the built-in tuning (maint/patches/0010, 0017, 0024, 0027, 0028, 0030, 0038, 0039, 0047): with no
-# CVAR and no tuning file, MPICH picks our algorithms where the benchmarks
-# put them ahead and its stock ones elsewhere. Which algorithm ran is read from
+# Checks of the built-in tuning (maint/patches/0010-tuning-select-ch4-json.patch
+# and 0017-tuning-select-mpir-json.patch): with no CVAR and no tuning file,
+# MPICH picks our algorithms where the benchmarks put them ahead and its
+# stock ones elsewhere. Which algorithm ran is read from
 # MPIR_CVAR_COLL_TRACE=1 (rank 0's table).
 # Usage: defaults.sh PREFIX DEVICE
 # Prints "ok N - what" / "not ok N - what" lines (TAP-like).
@@ -50,12 +51,12 @@ check "one node: every barrier is topo_flags (the benchmark's barriers between c
 # (from 512 KiB in all topo_pipeline's first calls of a size also try
 #  MPICH's ring, traced as "ring trial": section 12)
 trial() { grep -A1 -E "^mpich-topo: +allgather +ring +$1 +parent +$2:" "$tmp/out" | sed -n '2p'; }
-check "one node, 2 processes: allgather topo_pipeline below 32 KiB in all and from 512 KiB (0047), MPICH's tree between" \
+check "one node, 2 processes: allgather topo_pipeline below 32 KiB in all and from 512 KiB, MPICH's tree between" \
     'valid && sel allgather topo_pipeline parent 2 && sizes allgather topo_pipeline parent 2 | grep -qE "8K-<16K B: [0-9]+, 512K-<1024K B: [0-9]+, 4M-<8192K B: [0-9]+$" && sizes allgather recursive_doubling parent 2 | grep -q "64K-<128K B" && ! sel allgather ring parent 2 && trial trial 2 | grep -q "512K-<1024K B"'
 
 # 1b. more than 8 processes on one node keep topo_pipeline up to 64 KiB in
-#     all, 64 KiB included (maint/patches/0030; 16 processes with a core
-#     each measured it),
+#     all, 64 KiB included (maint/patches/0017-tuning-select-mpir-json.patch;
+#     16 processes with a core each measured it),
 #     8 or fewer take MPICH's tree from 32 KiB (2, 4, 8 KiB per process)
 run 9 -bind-to core $bench -c allgather -m 2048 -M 8192 -s 2
 check "one node, 9 processes: allgather topo_pipeline up to 4 KiB per process (36 KiB in all), Bruck's at 8 KiB" \
@@ -96,7 +97,8 @@ check "2 nodes x 1: allreduce recursive doubling and reduce binomial up to 16 Ki
 #    predefined elements): both ops' 5 allreduces go to recursive doubling,
 #    only the final MPI_SUM of the error count to topo_pipeline; both ops'
 #    5 reduces to binomial (the commutative one's through CH4's composition
-#    gamma since maint/patches/0039), none to topo_pipeline
+#    gamma since the hunk from the old 0039 in
+#    maint/patches/0010-tuning-select-ch4-json.patch), none to topo_pipeline
 run 3 "$tmp/ops"
 check "one node: user ops, commutative or not, correct by recursive doubling and binomial; MPI_SUM by topo_pipeline" \
     '[ $rc = 0 ] && grep -q " No Errors" "$tmp/out" && [ "$(sed -nE "s/^mpich-topo: +allreduce +recursive_doubling +selection +parent +3: ([0-9]+)$/\1/p" "$tmp/out")" = 10 ] && [ "$(sed -nE "s/^mpich-topo: +allreduce +topo_pipeline +selection +parent +3: ([0-9]+)$/\1/p" "$tmp/out")" = 1 ] && [ "$(sed -nE "s/^mpich-topo: +reduce +binomial +selection +parent +3: ([0-9]+)$/\1/p" "$tmp/out")" = 10 ] && ! grep -qE "^mpich-topo: +reduce +topo_pipeline" "$tmp/out"'
@@ -204,14 +206,17 @@ done
 # 11. user-defined commutative reductions above 2 KiB across nodes, every
 #     root, in place and not (defaults_reduce.c): right sums where CH4's
 #     composition alpha, which the built-in tuning chose there before
-#     maint/patches/0039, lost or corrupted contributions
+#     the hunk from the old 0039 in
+#     maint/patches/0010-tuning-select-ch4-json.patch, lost or corrupted
+#     contributions
 for v in "MPIR_CVAR_CLIQUES_BY_BLOCK=1" "MPIR_CVAR_CLIQUES_BY_BLOCK=0"; do
     run MPIR_CVAR_NUM_CLIQUES=3 $v 5 "$tmp/reduce"
     check "3 nodes, 5 processes ($v): user-op reduce of 18 KiB to every root, in place and not, right sums" \
         '[ $rc = 0 ] && grep -q " No Errors" "$tmp/out"'
 done
 
-# 12. large allgathers within one node (maint/patches/0047): the first
+# 12. large allgathers within one node (from 512 KiB in all,
+#     maint/patches/0017-tuning-select-mpir-json.patch): the first
 #     calls of each size class run MPICH's ring, the segment and CMA, each
 #     for its untimed warm-up (the ring: one pass over the POSIX shared
 #     cells, 1 + ceil(64 x 69632 B / ((p - 1) m)) calls) and then TRIALS
@@ -240,9 +245,9 @@ check "2 nodes x 2: nothing tried (learning is for one node)" \
     'valid && ! learned 4 1048576 >/dev/null && [ -z "$(trial trial 4)" ]'
 
 # 13. large bcasts within one node: the first calls of each size class from
-#     1 MiB run the segment and CMA, each for its warm-up (2 calls, 1)
+#     64 KiB run the segment and CMA, each for its warm-up (2 calls, 1)
 #     and then TRIALS timed calls, and keep the way
-#     the processes agree on; not below 1 MiB, with TRIALS=0, where the
+#     the processes agree on; not below 64 KiB, with TRIALS=0, where the
 #     user chose topo_pipeline, without CMA, or across nodes
 blearned() { grep -E "^mpich-topo: bcast learned on a one-node communicator of $1, $2 B: (segment|cma) " "$tmp/out"; }
 bc() { echo "$tmp/coll_bench -c bcast -a ${2:-default} -m $1 -M $1 -i 30 -w 0 -R 1 -v"; }
@@ -252,8 +257,11 @@ check "one node, 2 processes, 1 MiB bcast: segment and CMA tried, agreed once, r
 run MPIR_CVAR_TOPO_BCAST_TRIALS=2 3 $(bc 4194304)
 check "one node, 3 processes, 4 MiB bcast: agreed once, right results" \
     'valid && [ "$(blearned 3 4194304 | wc -l)" = 1 ]'
-run 2 -bind-to core $(bc 524288)
-check "one node, 512 KiB bcast: nothing tried" 'valid && ! grep -q "bcast learned" "$tmp/out"'
+run MPIR_CVAR_TOPO_BCAST_TRIALS=2 2 -bind-to core $(bc 65536)
+check "one node, 2 processes, 64 KiB bcast: segment and CMA tried, agreed once, right results" \
+    'valid && [ "$(blearned 2 65536 | wc -l)" = 1 ]'
+run 2 -bind-to core $(bc 32768)
+check "one node, 32 KiB bcast: nothing tried" 'valid && ! grep -q "bcast learned" "$tmp/out"'
 run MPIR_CVAR_TOPO_BCAST_TRIALS=0 2 -bind-to core $(bc 1048576)
 check "one node, MPIR_CVAR_TOPO_BCAST_TRIALS=0: nothing tried" 'valid && ! grep -q "bcast learned" "$tmp/out"'
 run MPIR_CVAR_TOPO_CMA=off 2 -bind-to core $(bc 1048576)

@@ -7,7 +7,8 @@
  * rank order is the world's reversed (so that rank 0 sits elsewhere than
  * at the start of a node): the calls MPICH 4.0.2's CH4 tuning sends to its
  * reduce composition alpha, which gave wrong sums without an error across
- * emulated nodes (defaults.sh, maint/patches/0039). */
+ * emulated nodes (defaults.sh; the hunk from the old 0039 in
+ * maint/patches/0010-tuning-select-ch4-json.patch). */
 
 #include <mpi.h>
 #include <stdio.h>

@@ -71,7 +71,9 @@ for c in allgather bcast allreduce iallgather ibcast iallreduce; do
 done
 # with MPICH's default selection on 4 processes over 2 nodes, the default
 # ibcast at 256 B is not ours, even with the engine set up (allreduce and
-# iallreduce of that size are, since maint/patches/0036 and 0037)
+# iallreduce of that size are, since
+# maint/patches/0010-tuning-select-ch4-json.patch and
+# 0017-tuning-select-mpir-json.patch)
 MPIR_CVAR_COLL_TRACE=1 run 4 "$tmp/trace_pvar" ibcast 3
 if [ $rc = 0 ] && grep -q '^pvar ' "$tmp/out" && ! grep -q '^pvar topo_' "$tmp/out"; then
     ok "MPI_T counters follow MPICH's default selection too"

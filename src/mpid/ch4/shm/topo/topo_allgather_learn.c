@@ -65,7 +65,7 @@ cvars:
  * only where p.m is small), plus one allreduce of 3 doubles. */
 
 /* the built-in tuning's threshold for large one-node allgathers
- * (maint/patches/0047) */
+ * (maint/patches/0017-tuning-select-mpir-json.patch) */
 #define MPIDI_TOPO_AG_LEARN_MIN 524288
 
 static const char *const way_name[MPIDI_TOPO_AG_WAYS] = { "ring", "segment", "cma" };

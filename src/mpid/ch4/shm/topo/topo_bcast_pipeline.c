@@ -20,10 +20,11 @@ cvars:
         processes read the data with one kernel-assisted copy (Linux CMA)
         from the leader's buffer instead of through the node segment. -1
         (default): by measurement where the built-in tuning chose
-        topo_pipeline within one node, from 1 MiB
-        (MPIR_CVAR_TOPO_BCAST_TRIALS), else never (the segment, whose
-        copy-in and copy-out overlap, was faster at every size on the
-        machines of bench/results: dev-2core-slots).
+        topo_pipeline within one node, from 64 KiB
+        (MPIR_CVAR_TOPO_BCAST_TRIALS), else never (which is faster depends
+        on the machine's state: on one 2-core VM CMA led at 64-512 KiB and
+        the segment, whose copy-in and copy-out overlap, from 1 MiB,
+        bench/results/osu-2core-bcast-learn).
 
     - name        : MPIR_CVAR_TOPO_BCAST_TRIALS
       category    : TOPO
@@ -33,7 +34,7 @@ cvars:
       verbosity   : MPI_T_VERBOSITY_USER_BASIC
       scope       : MPI_T_SCOPE_ALL_EQ
       description : >-
-        Where the built-in tuning gives a bcast of 1 MiB or more within one
+        Where the built-in tuning gives a bcast of 64 KiB or more within one
         node to topo_pipeline, and CMA works there (MPIR_CVAR_TOPO_CMA),
         the communicator's first calls of each size class (a power of two
         of bytes) time the node segment and CMA's single copy this many
@@ -579,12 +580,14 @@ static int bcast_by_segment(MPIDI_Topo_engine_t * e, char *buf, MPI_Aint m, int 
     return bcast_segment(e, &cb, m, root, comm, errflag);
 }
 
-/* Large bcasts within one node learn between the segment and CMA
+/* Bcasts within one node from 64 KiB learn between the segment and CMA
  * (topo_learn.c): the kernel's single copy pins pages per call, and
  * whether it beats two overlapped copies through the segment depends on
- * the processor and kernel (on the 2-core VM of dev-2core-slots the
- * segment led at every size, 39 against 77 us at 1 MiB). */
-#define MPIDI_TOPO_BCAST_LEARN_MIN (1024 * 1024)
+ * the processor, the kernel and the size (OSU on 2 processes of one 2-core
+ * VM: CMA 6.1-42 us at 64-512 KiB against the segment's 8.8-48; the
+ * segment from 1 MiB, 39 against 77 us in dev-2core-slots).  Below 64
+ * KiB CMA's fixed cost per call (2.5-12 us there) loses. */
+#define MPIDI_TOPO_BCAST_LEARN_MIN (64 * 1024)
 
 static const char *const bcast_way_name[] = { "segment", "cma" };
 

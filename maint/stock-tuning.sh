@@ -1,10 +1,10 @@
 #!/bin/sh
 #
 # Writes MPICH 4.0.2's own built-in tuning files, as they were before
-# maint/patches/*-tuning-select-* (0010, 0017, 0024, 0027) made the built-in
-# tuning pick our algorithms, to
-# OUTDIR/mpir.json and OUTDIR/ch4.json. Benchmarks and the demo load them
-# (MPIR_CVAR_COLL_SELECTION_TUNING_JSON_FILE,
+# maint/patches/*-tuning-select-* (0010-tuning-select-ch4-json.patch and
+# 0017-tuning-select-mpir-json.patch) made the built-in tuning pick our
+# algorithms, to OUTDIR/mpir.json and OUTDIR/ch4.json. Benchmarks and the
+# demo load them (MPIR_CVAR_COLL_SELECTION_TUNING_JSON_FILE,
 # MPIR_CVAR_CH4_COLL_SELECTION_TUNING_JSON_FILE) to measure "MPICH's
 # default" against mpich-topo's.
 # Usage: maint/stock-tuning.sh OUTDIR   (needs ./autogen.sh to have run)

@@ -136,6 +136,29 @@ static void run_on(MPI_Comm comm, const char *name, int k)
     run_all(comm, k + 1);
 }
 
+/* -learn: many calls of a few size classes on the same communicators, so
+ * that the built-in tuning's bcasts within one node from 64 KiB run each
+ * way's warm-up and trials and then keep one (MPIR_CVAR_TOPO_BCAST_TRIALS),
+ * with the root moving and derived types mixed into the 256 KiB class;
+ * -learn=N: N calls a size */
+static void learn(int calls)
+{
+    MPI_Comm comms[2];
+    int size;
+
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    MPI_Comm_dup(MPI_COMM_WORLD, &comms[0]);
+    comms[1] = topo_test_shuffled(MPI_COMM_WORLD, 777);
+    for (int it = 0; it < calls; it++)
+        for (int c = 0; c < 2; c++) {
+            check_bytes(comms[c], 65536 + 13 * it, it % size, 100 + it);
+            check_derived(comms[c], 10000 + it, (it + 1) % size, 200 + it);
+            check_bytes(comms[c], (1 << 20) + 7 * it, (it + 2) % size, 300 + it);
+        }
+    MPI_Comm_free(&comms[0]);
+    MPI_Comm_free(&comms[1]);
+}
+
 int main(int argc, char **argv)
 {
     int rank, size;
@@ -144,6 +167,13 @@ int main(int argc, char **argv)
     MTest_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
+    for (int i = 1; i < argc; i++)
+        if (!strncmp(argv[i], "-learn", 6)) {
+            /* 24: past every way's untimed warm-up and its trials */
+            learn(argv[i][6] == '=' ? atoi(argv[i] + 7) : 24);
+            MTest_Finalize(errs);
+            return MTestReturnValue(errs);
+        }
     topo_test_each_comm(run_on, 4242);
 
     /* every third rank against the rest, reversed: members spread over

@@ -105,9 +105,61 @@ static void bcast_group(void)
     tu_end();
 }
 
+static int red(const MPIR_Topo_model_t * md, int nn, long long c)
+{
+    double doubling, split;
+    return MPIR_Topo_model_reduce_leaders(md, nn, c, c, &doubling, &split);
+}
+
+static void reduce_group(void)
+{
+    MPIR_Topo_model_t md = model(16384);
+    double doubling, split;
+
+    tu_begin("model: the reductions' step among the leaders");
+    /* 4 nodes, 32 KiB: two exchanges of 32 KiB against four messages of
+     * 8-16 KiB; the rule before the model (split above B) split here */
+    CHECK(red(&md, 4, 32768) == MPIR_TOPO_MODEL_DOUBLING, "4 nodes, 32 KiB: split");
+    CHECK(red(&md, 4, 65536) == MPIR_TOPO_MODEL_SPLIT, "4 nodes, 64 KiB: doubling");
+    /* 2 nodes: the same bytes either way; split only once its halved
+     * reduction pays for the second latency (c > 2 F B) */
+    CHECK(red(&md, 2, 65536) == MPIR_TOPO_MODEL_DOUBLING, "2 nodes, 64 KiB: split");
+    CHECK(red(&md, 2, 1 << 20) == MPIR_TOPO_MODEL_SPLIT, "2 nodes, 1 MiB: doubling");
+    /* 1,024 nodes: doubling sends 10 c, the split 2 c */
+    CHECK(red(&md, 1024, 8192) == MPIR_TOPO_MODEL_DOUBLING, "1024 nodes, 8 KiB: split");
+    CHECK(red(&md, 1024, 65536) == MPIR_TOPO_MODEL_SPLIT, "1024 nodes, 64 KiB: doubling");
+    /* too few elements to scatter: doubling whatever the bytes */
+    CHECK(MPIR_Topo_model_reduce_leaders(&md, 1024, 1 << 20, 1000, &doubling, &split) ==
+          MPIR_TOPO_MODEL_DOUBLING && split < doubling, "1000 elements on 1024 nodes: split");
+    /* one switch at most as c grows, and the crossover does not rise as
+     * nodes are added (more latencies for doubling's log2 N messages) */
+    const int nns[] = { 2, 3, 4, 6, 8, 16, 24, 64, 256, 1000, 1024, 4096 };
+    long long last = 1LL << 40;
+    for (int i = 0; i < (int) (sizeof(nns) / sizeof(nns[0])); i++) {
+        int nn = nns[i];
+        long long cross = 0;
+        int prev = MPIR_TOPO_MODEL_DOUBLING, switches = 0;
+        for (long long c = 8; c <= (1LL << 26); c *= 2) {
+            int r = red(&md, nn, c);
+            if (r != prev)
+                switches++;
+            if (r == MPIR_TOPO_MODEL_SPLIT && !cross)
+                cross = c;
+            prev = r;
+        }
+        CHECK(switches == 1 && cross > 0, "%d nodes: %d switches", nn, switches);
+        CHECK(cross <= last || (nn & (nn - 1)), "%d nodes: crossover %lld above %lld", nn,
+              cross, last);
+        if (!(nn & (nn - 1)))
+            last = cross;
+    }
+    tu_end();
+}
+
 int main(void)
 {
     allgather_group();
+    reduce_group();
     bcast_group();
     return tu_groups_failed != 0;
 }

@@ -302,11 +302,16 @@ int MPIR_Topo_op_apply_width(int width, int kind, int op, const void *in, void *
 typedef struct MPIR_Topo_model {
     double net_latency;         /* B: bytes a NIC moves in one message's latency */
     double mem_speedup;         /* R: bytes copied within a node per byte the NIC moves */
+    double red_speedup;         /* F: bytes a process reduces per byte the NIC moves */
 } MPIR_Topo_model_t;
 extern const MPIR_Topo_model_t MPIR_Topo_model_default;
 
 /* the leaders' exchange of an allgather across nodes */
 enum { MPIR_TOPO_MODEL_RING = 0, MPIR_TOPO_MODEL_LOGSTEP = 1 };
+/* the leaders' step of a reduction: recursive doubling (allreduce) or the
+ * binomial tree (reduce); reduce-scatter then allgather (allreduce) or
+ * gather (reduce) */
+enum { MPIR_TOPO_MODEL_DOUBLING = 0, MPIR_TOPO_MODEL_SPLIT = 1 };
 /* the tree of nodes of a bcast */
 enum { MPIR_TOPO_TREE_AUTO = 0, MPIR_TOPO_TREE_BINOMIAL = 1, MPIR_TOPO_TREE_CHAIN = 2 };
 
@@ -315,6 +320,11 @@ enum { MPIR_TOPO_TREE_AUTO = 0, MPIR_TOPO_TREE_BINOMIAL = 1, MPIR_TOPO_TREE_CHAI
  * both predictions (bytes of NIC time). */
 int MPIR_Topo_model_allgather_leaders(const MPIR_Topo_model_t * md, int nn, int ppn, int ppl,
                                       long long m, double *ring, double *logstep);
+/* Which step among nn leaders the model puts first for a reduction of c
+ * bytes in count elements (the split needs count >= the largest power of
+ * two <= nn), with both predictions (bytes of NIC time). */
+int MPIR_Topo_model_reduce_leaders(const MPIR_Topo_model_t * md, int nn, long long c,
+                                   long long count, double *doubling, double *split);
 /* The tree of nodes of a bcast (1: the chain), its chunk and its cost. */
 int MPIR_Topo_model_bcast_nodes(const MPIR_Topo_model_t * md, int nn, long long m, long long slot,
                                 long long b, int tree, long long min_chunk, long long *chunk,

@@ -11,7 +11,8 @@
  * costs B + c, B the bytes a NIC moves in one message's latency
  * (MPIR_CVAR_TOPO_NETWORK_LATENCY_BYTES).  A copy of c bytes within a node
  * costs c / R, R the bytes a process copies in the time the NIC moves one
- * (MPIR_Topo_model_default.mem_speedup).  Every process of a communicator
+ * (MPIR_Topo_model_default.mem_speedup), and a reduction of c bytes c / F
+ * (red_speedup).  Every process of a communicator
  * computes the same choice from the same inputs, so no agreement is
  * needed. */
 
@@ -25,6 +26,8 @@
 const MPIR_Topo_model_t MPIR_Topo_model_default = {
     .net_latency = 16384.0,
     .mem_speedup = 6.0,
+    /* a reduction reads two inputs and writes one: half a copy's rate */
+    .red_speedup = 3.0,
 };
 
 static int ceil_log2(long long n)
@@ -60,6 +63,38 @@ int MPIR_Topo_model_allgather_leaders(const MPIR_Topo_model_t * md, int nn, int 
     *ring = (net_ring > out ? net_ring : out) + (double) ppn * m / R;
     *logstep = ceil_log2(nn) * B + (double) (nn - 1) * G + out;
     return nn > 2 && *logstep < *ring ? MPIR_TOPO_MODEL_LOGSTEP : MPIR_TOPO_MODEL_RING;
+}
+
+/* The leaders' step of an allreduce (or reduce) of c bytes among nn
+ * leaders, q the largest power of two <= nn, L = log2 q, and, where nn is
+ * not a power of two, the nn - q extra leaders folded in first and sent
+ * the result after (MPICH's algorithms: E = 2.(B + c) + c/F, E = 0 else):
+ *   doubling  recursive doubling (the binomial tree for reduce): L steps
+ *             each of one message of c and a reduction of c:
+ *             L.(B + c + c/F) + E
+ *   split     reduce-scatter by recursive halving, then allgather
+ *             (gather for reduce): 2L messages, (q-1)/q.c reduced and
+ *             2 (q-1)/q.c sent: 2L.B + (q-1)/q.(2c + c/F) + E
+ * Doubling sends L.c where split sends under 2c, at twice the latencies:
+ * on many nodes the crossover nears c = B (L.B more latency against
+ * (L-2).c more bytes), on few it is higher (4 nodes: c < 4 B, reductions
+ * aside; 2 nodes: the same bytes, so only the halved reduction, c/(2F),
+ * pays for the second latency).  The split needs count >= q. */
+int MPIR_Topo_model_reduce_leaders(const MPIR_Topo_model_t * md, int nn, long long c,
+                                   long long count, double *doubling, double *split)
+{
+    double B = md->net_latency, F = md->red_speedup;
+    int L = ceil_log2(nn);
+    long long q;
+    double E;
+
+    if ((1LL << L) > nn)
+        L--;
+    q = 1LL << L;
+    E = q < nn ? 2.0 * (B + c) + c / F : 0.0;
+    *doubling = L * (B + c + c / F) + E;
+    *split = 2.0 * L * B + (double) (q - 1) / q * (2.0 * c + c / F) + E;
+    return count >= q && *split < *doubling ? MPIR_TOPO_MODEL_SPLIT : MPIR_TOPO_MODEL_DOUBLING;
 }
 
 /* The tree of nodes of a bcast of m bytes on nn nodes, in chunks of at

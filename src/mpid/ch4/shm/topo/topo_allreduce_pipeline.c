@@ -138,19 +138,25 @@ cvars:
 #define MPIDI_TOPO_ALLREDUCE_WHOLE_WORK 2048
 
 /* The leaders' network step of a call that is one round (and of one
- * process per node), which nothing overlaps: recursive doubling sends
- * log N messages of c bytes, reduce-scatter/allgather 2 log N of about
- * c/N, the same bytes on 2 nodes and at most 2 (N-1)/N c instead of
- * log N c on more.  With B = MPIR_CVAR_TOPO_NETWORK_LATENCY_BYTES (a
- * message's latency in bytes), recursive doubling is the faster while
- * c (log N - 2 (N-1)/N) < B log N, which holds for every N while c <= B:
- * up to B (or MPICH's short-message size, if larger) it takes recursive
- * doubling, as the binomial tree for reduce, where MPICH switches at
- * 2 KiB whatever the network.  (The rounds of longer calls overlap their
- * latencies and go through MPICH's nonblocking selection.) */
-static MPI_Aint net_short_bytes(MPI_Aint cvar)
+ * process per node), which nothing overlaps: recursive doubling (the
+ * binomial tree for reduce) or reduce-scatter then allgather (gather),
+ * whichever the cost model puts first for the node count and the bytes
+ * (topo_model.c, MPIR_Topo_model_reduce_leaders: with B =
+ * MPIR_CVAR_TOPO_NETWORK_LATENCY_BYTES, the split from about B on many
+ * nodes, 2.2 B on 4, 6 B on 2, where doubling sends no more bytes and
+ * only the split's halved reduction pays for its second latency).  Up to
+ * MPICH's short-message size (MPIR_CVAR_ALLREDUCE_SHORT_MSG_SIZE,
+ * MPIR_CVAR_REDUCE_SHORT_MSG_SIZE) always doubling, as MPICH does.  (The
+ * rounds of longer calls overlap their latencies and go through MPICH's
+ * nonblocking selection.) */
+int MPIDI_Topo_reduce_split(int nn, MPI_Aint count, MPI_Aint c, MPI_Aint short_bytes)
 {
-    return MPL_MAX(cvar, (MPI_Aint) MPIR_CVAR_TOPO_NETWORK_LATENCY_BYTES);
+    MPIR_Topo_model_t md = MPIDI_Topo_net_model();
+    double doubling, split;
+
+    return c > short_bytes &&
+        MPIR_Topo_model_reduce_leaders(&md, nn, c, count, &doubling, &split) ==
+        MPIR_TOPO_MODEL_SPLIT;
 }
 
 static int allreduce_net(const void *sendbuf, void *recvbuf, MPI_Aint count,
@@ -160,8 +166,8 @@ static int allreduce_net(const void *sendbuf, void *recvbuf, MPI_Aint count,
     MPI_Aint tsize;
 
     MPIR_Datatype_get_size_macro(datatype, tsize);
-    if (count >= MPL_pof2(comm->local_size) &&
-        count * tsize > net_short_bytes(MPIR_CVAR_ALLREDUCE_SHORT_MSG_SIZE))
+    if (MPIDI_Topo_reduce_split(comm->local_size, count, count * tsize,
+                                MPIR_CVAR_ALLREDUCE_SHORT_MSG_SIZE))
         return MPIR_Allreduce_intra_reduce_scatter_allgather(sendbuf, recvbuf, count, datatype,
                                                              op, comm, errflag);
     return MPIR_Allreduce_intra_recursive_doubling(sendbuf, recvbuf, count, datatype, op, comm,
@@ -174,8 +180,8 @@ static int reduce_net(const void *sendbuf, void *recvbuf, MPI_Aint count, MPI_Da
     MPI_Aint tsize;
 
     MPIR_Datatype_get_size_macro(datatype, tsize);
-    if (count >= MPL_pof2(comm->local_size) &&
-        count * tsize > net_short_bytes(MPIR_CVAR_REDUCE_SHORT_MSG_SIZE))
+    if (MPIDI_Topo_reduce_split(comm->local_size, count, count * tsize,
+                                MPIR_CVAR_REDUCE_SHORT_MSG_SIZE))
         return MPIR_Reduce_intra_reduce_scatter_gather(sendbuf, recvbuf, count, datatype, op,
                                                        root, comm, errflag);
     return MPIR_Reduce_intra_binomial(sendbuf, recvbuf, count, datatype, op, root, comm,

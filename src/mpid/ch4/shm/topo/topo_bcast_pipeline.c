@@ -85,12 +85,14 @@ cvars:
         the chain beats a binomial tree. 16384 (default) suits 10-100
         Gbit/s networks (a 128 KiB message takes 5 to 8 times a message's
         latency); the emulated cluster's 250 Mbit/s NICs are about 2048.
-        allreduce and reduce topo_pipeline across nodes also weigh it: a
-        call of one round (or of one process per node) of up to this many
-        bytes (or MPIR_CVAR_ALLREDUCE_SHORT_MSG_SIZE,
-        MPIR_CVAR_REDUCE_SHORT_MSG_SIZE, if larger) runs its leaders' step
-        by recursive doubling (reduce: a binomial tree), fewer messages
-        than reduce-scatter/allgather for the same bytes or fewer.
+        allreduce and reduce topo_pipeline across nodes also weigh it: the
+        leaders' step of a call of one round (or of one process per node)
+        is recursive doubling (reduce: a binomial tree) or
+        reduce-scatter/allgather (gather), whichever the same model puts
+        first for the node count and bytes (with 16384: the split from
+        about 96 KiB on 2 nodes, 36 KiB on 4, 16 KiB on hundreds), and
+        never the split up to MPIR_CVAR_ALLREDUCE_SHORT_MSG_SIZE
+        (MPIR_CVAR_REDUCE_SHORT_MSG_SIZE).
 
 === END_MPI_T_CVAR_INFO_BLOCK ===
 */

@@ -570,7 +570,8 @@ static int setup_alloc(MPIR_Comm * comm, MPIR_Topo_comm_t * topo, MPIDI_Topo_eng
 }
 
 /* What the cost model chooses on this communicator (MPIR_CVAR_TOPO_PRINT):
- * the allgather sizes whose leaders take the log-step exchange */
+ * the allgather sizes whose leaders take the log-step exchange, and where
+ * the reductions' leaders switch to reduce-scatter */
 static void print_model(MPIDI_Topo_engine_t * e, int p)
 {
     MPI_Aint upto = 0;
@@ -591,6 +592,19 @@ static void print_model(MPIDI_Topo_engine_t * e, int p)
                 ring, logstep);
     } else
         fprintf(stderr, "ring at every size\n");
+
+    /* the reductions' step among the leaders, for counts of bytes */
+    MPI_Aint from = 0;
+    for (MPI_Aint c = 1; c <= ((MPI_Aint) 1 << 26) && !from; c *= 2)
+        if (MPIDI_Topo_reduce_split(e->nnodes, c, c, MPIR_CVAR_ALLREDUCE_SHORT_MSG_SIZE))
+            from = c;
+    fprintf(stderr, "mpich-topo:   allreduce topo_pipeline leaders' step (one round), %d nodes: ",
+            e->nnodes);
+    if (from)
+        fprintf(stderr, "recursive doubling below %ld B, reduce-scatter + allgather from there\n",
+                (long) from);
+    else
+        fprintf(stderr, "recursive doubling at every size\n");
 }
 
 /* Setup, phase 2: the levels of the reduction within this node, and this

@@ -458,6 +458,11 @@ static inline MPIR_Topo_model_t MPIDI_Topo_net_model(void)
     return md;
 }
 
+/* whether the leaders' step of a one-round reduction of c bytes (count
+ * elements) among nn leaders is reduce-scatter then allgather/gather
+ * (topo_allreduce_pipeline.c) */
+int MPIDI_Topo_reduce_split(int nn, MPI_Aint count, MPI_Aint c, MPI_Aint short_bytes);
+
 /* topo_pipeline's exchange among the leaders of an allgather of m bytes
  * per process across nodes, by MPIR_CVAR_TOPO_ALLGATHER_LEADERS and the
  * cost model, with the model's predictions (topo_allgather_pipeline.c) */

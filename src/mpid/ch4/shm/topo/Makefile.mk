@@ -11,6 +11,9 @@ AM_CPPFLAGS += -I$(top_srcdir)/src/mpid/ch4/shm/topo -DMPIR_TOPO_HAVE_ENGINE
 mpi_core_sources += \
     src/mpid/ch4/shm/topo/topo_engine.c \
     src/mpid/ch4/shm/topo/topo_engine_cma.c \
+    src/mpid/ch4/shm/topo/topo_engine_segment.c \
+    src/mpid/ch4/shm/topo/topo_engine_timeline.c \
+    src/mpid/ch4/shm/topo/topo_engine_wait.c \
     src/mpid/ch4/shm/topo/topo_bcast_pipeline.c \
     src/mpid/ch4/shm/topo/topo_allgather_pipeline.c \
     src/mpid/ch4/shm/topo/topo_allgather_multileader.c \

@@ -297,6 +297,14 @@ int MPIDI_Topo_rounds(MPIDI_Topo_engine_t * e, uint64_t n, uint64_t * base,
  * epoll_wait), which is why flag waits poll it rarely, and those of
  * processes with no network step only after poll_after spins. */
 int MPIDI_Topo_pause(MPIDI_Topo_engine_t * e, unsigned spins, int poll);
+/* setup (topo_engine_wait.c): how often this process's flag waits yield
+ * and poll the netmod */
+void MPIDI_Topo_setup_waiting(MPIDI_Topo_engine_t * e);
+/* setup (topo_engine_segment.c): the node segment charged to the node's
+ * budget (local rank 0; nonzero: over it), then created, with the CMA
+ * probe and the levels' areas agreed on comm */
+int MPIDI_Topo_setup_budget(MPIR_Comm * comm, MPIDI_Topo_engine_t * e);
+int MPIDI_Topo_setup_segment(MPIR_Comm * comm, MPIDI_Topo_engine_t * e, MPIR_Errflag_t * errflag);
 
 /* Waits of processes with no network step (poll_after > 0) pause the core
  * at every spin: leaving a tight loop of loads when the flag's line changes

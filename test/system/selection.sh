@@ -168,4 +168,19 @@ MPIR_CVAR_NUM_CLIQUES=1 MPIR_CVAR_COLL_SHM_LIMIT_PER_NODE=12288 \
 check "persistent requests' own segments sized to their calls: 16 fit a 12 MiB budget" \
     '[ $rc = 0 ] && grep -q " No Errors" "$tmp/out"'
 
+# 18-19. the learners time every way in every size class, also where the
+#        calls' sizes differ within a class (topo_* -learn: contiguous and
+#        derived types of several sizes): each call of a class follows one
+#        schedule, from the class's smallest size.  With the warm-up
+#        counted from each call's own size, 3 processes and TRIALS=1 left
+#        the ring or the segment untimed.  (The CVARs earlier checks set
+#        before "run" stay set under dash: cleared here.)
+for v in $(env | sed -n 's/^\(MPIR_CVAR_[A-Z0-9_]*\)=.*/\1/p'); do unset "$v"; done
+MPIR_CVAR_COLL_TRACE=1 MPIR_CVAR_TOPO_ALLGATHER_TRIALS=1 run 3 "$coll/topo_allgather" -learn
+check "allgather learner, 3 processes, sizes varying within each class: every way timed" \
+    '[ $rc = 0 ] && grep -q " No Errors" "$tmp/out" && [ "$(grep -c "allgather learned" "$tmp/out")" -ge 2 ] && ! grep "allgather learned" "$tmp/out" | grep -q untimed'
+MPIR_CVAR_COLL_TRACE=1 MPIR_CVAR_TOPO_BCAST_TRIALS=1 run 3 "$coll/topo_bcast" -learn
+check "bcast learner, 3 processes, sizes varying within each class: every way timed" \
+    '[ $rc = 0 ] && grep -q " No Errors" "$tmp/out" && [ "$(grep -c "bcast learned" "$tmp/out")" -ge 2 ] && ! grep "bcast learned" "$tmp/out" | grep -q untimed'
+
 [ $fails = 0 ]

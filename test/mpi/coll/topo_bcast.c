@@ -139,7 +139,8 @@ static void run_on(MPI_Comm comm, const char *name, int k)
 /* -learn: many calls of a few size classes on the same communicators, so
  * that the built-in tuning's bcasts within one node from 64 KiB run each
  * way's warm-up and trials and then keep one (MPIR_CVAR_TOPO_BCAST_TRIALS),
- * with the root moving and derived types mixed into the 256 KiB class;
+ * with the root moving, a derived type (240-247 KiB: the 128-256 KiB
+ * class) and sizes that vary within each class;
  * -learn=N: N calls a size */
 static void learn(int calls)
 {

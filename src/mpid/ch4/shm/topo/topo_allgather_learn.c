@@ -124,8 +124,10 @@ static int allgather_learned(MPIDI_Topo_engine_t * e, const void *sendbuf, MPI_A
     MPIR_Datatype_get_size_macro(recvtype, tsize);
     m = recvcount * tsize;
     l = MPIDI_Topo_learn_class(e->ag_learn, m);
+    /* (from the class's smallest size, not m: every call of the class
+     * must see the same schedule, whatever its own size) */
     if (!l->chosen)
-        allgather_warm(li.warm, comm->local_size, m);
+        allgather_warm(li.warm, comm->local_size, (MPI_Aint) 1 << (l - e->ag_learn));
     way = MPIDI_Topo_learn_way(l, &li);
 
     if (!l->chosen)

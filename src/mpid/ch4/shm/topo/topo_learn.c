@@ -58,7 +58,10 @@ static int learn_agree(MPIDI_Topo_learn_t * l, const MPIDI_Topo_learn_info_t * l
                 "(fastest trials, slowest process:", li->coll, comm->local_size, (long) m,
                 li->per_process ? " per process" : "", li->names[way]);
         for (int w = 0; w < li->nways; w++)
-            fprintf(stderr, "%s %s %.1f us", w ? "," : "", li->names[w], all[w] * 1e6);
+            if (all[w] < 1e30)
+                fprintf(stderr, "%s %s %.1f us", w ? "," : "", li->names[w], all[w] * 1e6);
+            else
+                fprintf(stderr, "%s %s untimed", w ? "," : "", li->names[w]);
         fprintf(stderr, ")\n");
         fflush(stderr);
     }
@@ -72,13 +75,14 @@ static int learn_agree(MPIDI_Topo_learn_t * l, const MPIDI_Topo_learn_info_t * l
 static int learn_slot(int calls, const MPIDI_Topo_learn_info_t * li, int *pos)
 {
     for (int w = 0; w < li->nways; w++) {
-        int n = li->warm[w] + li->trials;
+        /* (long long: TRIALS may be as large as an int holds) */
+        long long n = (long long) li->warm[w] + li->trials;
 
         if (calls < n) {
             *pos = calls;
             return w;
         }
-        calls -= n;
+        calls -= (int) n;
     }
     *pos = 0;
     return li->nways;
@@ -102,7 +106,7 @@ int MPIDI_Topo_learn_trial(MPIDI_Topo_learn_t * l, const MPIDI_Topo_learn_info_t
     int pos;
 
     if (learn_slot(l->calls, li, &pos) == way && pos >= li->warm[way] &&
-        (pos == li->warm[way] || dt < l->best[way]))
+        (l->best[way] <= 0 || dt < l->best[way]))
         l->best[way] = dt;
     /* even after an error, so that every process stays at the same call;
      * past the end too: TRIALS may have been lowered through MPI_T since

@@ -42,6 +42,13 @@
  *                     reductions of then_reductions on a duplicate of the
  *                     world, R failing its part of each: every process of
  *                     every node must return an error.
+ *   fault learnfail BYTES  run with MPIR_CVAR_TOPO_DEBUG_NODE_FAILED=R on
+ *                     one node, the built-in tuning: 30 allgathers of
+ *                     BYTES per process on a duplicate of the world, the
+ *                     learner's trials among them; the engine's ways fail
+ *                     (fast), MPICH's ring works.  Prints per call
+ *                     "fault: rank R: learn N: success|error", "wrong
+ *                     data" where a success brought wrong bytes.
  *   fault nbstack BYTES  run with test/system/failmmap.so preloaded
  *                     (FAILMMAP_RANK=R): R cannot map a coroutine stack.
  *                     A persistent allreduce on a duplicate of the world,
@@ -261,6 +268,21 @@ int main(int argc, char **argv)
         MPI_Comm_dup(MPI_COMM_WORLD, &comm);
         MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);
         then_reductions(comm, (int) (m / sizeof(int)));
+        fflush(stdout);
+        MPI_Comm_free(&comm);
+    } else if (argc > 1 && strcmp(argv[1], "learnfail") == 0) {
+        MPI_Comm comm;
+        MPI_Comm_dup(MPI_COMM_WORLD, &comm);
+        MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);
+        for (int call = 0; call < 30; call++) {
+            int err, bad = 0;
+            memset(recv, 0, m * size);
+            err = MPI_Allgather(send, (int) m, MPI_BYTE, recv, (int) m, MPI_BYTE, comm);
+            for (int r = 0; r < size && err == MPI_SUCCESS; r++)
+                bad |= recv[(long) r * m] != r + 1 || recv[(long) r * m + m - 1] != r + 1;
+            printf("fault: rank %d: learn %d: %s%s\n", rank, call,
+                   err == MPI_SUCCESS ? "success" : "error", bad ? " wrong data" : "");
+        }
         fflush(stdout);
         MPI_Comm_free(&comm);
     } else if (argc > 1 && strcmp(argv[1], "nbstack") == 0) {

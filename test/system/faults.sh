@@ -164,6 +164,15 @@ for v in "4 2 65536" "4 2 1048576" "6 3 1048576" "4 1 1048576"; do
         '[ "$rc" = 0 ] && [ "$nall" = $((5 * np)) ] && [ "$nerr" = $((4 * np)) ] && ! grep -q "wrong data" "$tmp/out"'
 done
 
+# 4d. the allgather learner where the engine's ways fail (fast) and
+#     MPICH's ring works: a failed call's time says nothing of its way, so
+#     the learner keeps the ring and the later calls succeed.  Before, a
+#     way that failed at once looked fastest and every later call failed.
+run MPIR_CVAR_TOPO_DEBUG_NODE_FAILED=1 MPIR_CVAR_COLL_TRACE=1 2 -bind-to core "$tmp/fault" learnfail 1048576
+late_ok=$(grep -cE '^fault: rank [01]: learn (2[0-9]): success$' "$tmp/out")
+check "allgather learner, the engine's ways failing: no hang, no wrong data, the ring kept (late successes: ${late_ok:-none} of 20)" \
+    '[ "$rc" = 0 ] && [ "$(grep -c "^fault: rank [01]: learn " "$tmp/out")" = 60 ] && ! grep -q "wrong data" "$tmp/out" && grep -q "allgather learned on a one-node communicator of 2, 1048576 B per process: ring" "$tmp/out" && [ "$late_ok" = 20 ]'
+
 # 4c. a process that cannot map a coroutine stack (test/system/failmmap.c
 #     preloaded; UCX's own mmap hooks would bypass it): a persistent init
 #     agrees on it and falls back; the engine's setup agrees on it and its

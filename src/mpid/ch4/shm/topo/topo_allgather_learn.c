@@ -147,7 +147,7 @@ static int allgather_learned(MPIDI_Topo_engine_t * e, const void *sendbuf, MPI_A
 
     MPL_wtime(&t1);
     MPL_wtime_diff(&t0, &t1, &dt);
-    agree_errno = MPIDI_Topo_learn_trial(l, &li, way, dt, m, comm, errflag);
+    agree_errno = MPIDI_Topo_learn_trial(l, &li, way, mpi_errno ? 0.0 : dt, m, comm, errflag);
     if (mpi_errno == MPI_SUCCESS)
         mpi_errno = agree_errno;
     return mpi_errno;

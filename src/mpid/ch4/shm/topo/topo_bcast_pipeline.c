@@ -626,7 +626,7 @@ static int bcast_learned(MPIDI_Topo_engine_t * e, char *buf, MPI_Aint m, int roo
         return mpi_errno;
     MPL_wtime(&t1);
     MPL_wtime_diff(&t0, &t1, &dt);
-    agree_errno = MPIDI_Topo_learn_trial(l, &li, way, dt, m, comm, errflag);
+    agree_errno = MPIDI_Topo_learn_trial(l, &li, way, mpi_errno ? 0.0 : dt, m, comm, errflag);
     return mpi_errno ? mpi_errno : agree_errno;
 }
 

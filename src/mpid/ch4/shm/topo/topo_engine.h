@@ -146,8 +146,8 @@ typedef struct {
 MPIDI_Topo_learn_t *MPIDI_Topo_learn_class(MPIDI_Topo_learn_t * classes, MPI_Aint m);
 /* the way this call takes: the one agreed on, or the next trial's */
 int MPIDI_Topo_learn_way(const MPIDI_Topo_learn_t * l, const MPIDI_Topo_learn_info_t * li);
-/* counts a call of way that took dt seconds; after the last, agrees on
- * comm (one allreduce) on the way to keep */
+/* counts a call of way that took dt seconds (0: it failed); after the
+ * last, agrees on comm (one allreduce) on the way to keep */
 int MPIDI_Topo_learn_trial(MPIDI_Topo_learn_t * l, const MPIDI_Topo_learn_info_t * li, int way,
                            double dt, MPI_Aint m, MPIR_Comm * comm, MPIR_Errflag_t * errflag);
 

@@ -105,7 +105,10 @@ int MPIDI_Topo_learn_trial(MPIDI_Topo_learn_t * l, const MPIDI_Topo_learn_info_t
 {
     int pos;
 
-    if (learn_slot(l->calls, li, &pos) == way && pos >= li->warm[way] &&
+    /* dt 0: the call failed, and its time says nothing of its way (one
+     * that fails at once would look fastest); untimed on one process, a
+     * way is never chosen (learn_agree) */
+    if (dt > 0 && learn_slot(l->calls, li, &pos) == way && pos >= li->warm[way] &&
         (l->best[way] <= 0 || dt < l->best[way]))
         l->best[way] = dt;
     /* even after an error, so that every process stays at the same call;

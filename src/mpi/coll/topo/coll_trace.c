@@ -5,6 +5,7 @@
 #include "mpiimpl.h"
 #include "coll_trace.h"
 #include "topo_hooks.h"
+#include <stdarg.h>
 
 /*
 === BEGIN_MPI_T_CVAR_INFO_BLOCK ===
@@ -301,4 +302,34 @@ void MPIR_Coll_trace_redirect(MPIR_Comm * comm, const char *coll, const char *fr
         }
     }
     MPIR_Coll_trace_record(comm, coll, algo, how, count, dtype);
+}
+
+void MPIR_Topo_line_add(MPIR_Topo_line_t * line, const char *fmt, ...)
+{
+    size_t room = sizeof(line->text) - line->len;
+    va_list ap;
+    int n;
+
+    if (room <= 1)
+        return;
+    va_start(ap, fmt);
+    n = vsnprintf(line->text + line->len, room, fmt, ap);
+    va_end(ap);
+    if (n < 0)
+        return;
+    if ((size_t) n < room)
+        line->len += n;
+    else {
+        /* full: keep what fits, marked as cut */
+        line->len = sizeof(line->text) - 1;
+        memcpy(line->text + line->len - 3, "...", 3);
+    }
+}
+
+void MPIR_Topo_line_print(MPIR_Topo_line_t * line)
+{
+    /* stderr is unbuffered: one fprintf is one write of the whole line */
+    fprintf(stderr, "%.*s\n", (int) line->len, line->text);
+    fflush(stderr);
+    line->len = 0;
 }

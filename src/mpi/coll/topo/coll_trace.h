@@ -30,4 +30,17 @@ void MPIR_Coll_trace_redirect(MPIR_Comm * comm, const char *coll, const char *fr
             MPIR_Coll_trace_redirect(comm, coll, from, algo, how, count, dtype); \
     } while (0)
 
+/* A diagnostic line (trace, MPIR_CVAR_TOPO_PRINT) composed whole, then
+ * written to stderr with one call: lines that several processes print at
+ * once would otherwise interleave mid-line in mpiexec's output.  A line
+ * longer than the buffer ends with "...". */
+typedef struct {
+    char text[2048];
+    size_t len;
+} MPIR_Topo_line_t;
+void MPIR_Topo_line_add(MPIR_Topo_line_t * line, const char *fmt, ...)
+    __attribute__ ((format(printf, 2, 3)));
+/* adds the newline, writes the line and empties it */
+void MPIR_Topo_line_print(MPIR_Topo_line_t * line);
+
 #endif /* COLL_TRACE_H_INCLUDED */

@@ -6,6 +6,7 @@
 #include "topo.h"
 #include "topo_hooks.h"
 #include "csel_topo.h"
+#include "coll_trace.h"
 #include <ifaddrs.h>
 #include <net/if.h>
 #include <netinet/in.h>
@@ -384,22 +385,22 @@ static void print_topology(MPIR_Comm * comm, MPIR_Topo_comm_t * topo, const MPIR
                 locs[r].numa, locs[r].cache, locs[r].core, locs[r].nic,
                 locs[r].nic_far ? " (far from NICs)" : "", via);
     }
+    MPIR_Topo_line_t line = { .len = 0 };
     if (MPIR_Topo_comm_get_ring(comm, topo) == MPI_SUCCESS) {
-        fprintf(stderr, "mpich-topo:   ring:");
+        MPIR_Topo_line_add(&line, "mpich-topo:   ring:");
         for (int i = 0; i < p; i++)
-            fprintf(stderr, " %d", topo->ring[i]);
-        fprintf(stderr, "\n");
+            MPIR_Topo_line_add(&line, " %d", topo->ring[i]);
+        MPIR_Topo_line_print(&line);
     }
-    fprintf(stderr, "mpich-topo:   bcast tree from rank 0 (rank<-parent):");
+    MPIR_Topo_line_add(&line, "mpich-topo:   bcast tree from rank 0 (rank<-parent):");
     for (int r = 0; r < p; r++) {
         int parent, nchildren, *children = NULL;
         if (MPIR_Topo_tree_get(topo->map, 0, r, &parent, &nchildren, &children) == 0) {
-            fprintf(stderr, " %d<-%d", r, parent);
+            MPIR_Topo_line_add(&line, " %d<-%d", r, parent);
             MPIR_TOPO_FREE(children);
         }
     }
-    fprintf(stderr, "\n");
-    fflush(stderr);
+    MPIR_Topo_line_print(&line);
 }
 
 void *MPIR_Topo_staging_alloc(MPI_Aint n)

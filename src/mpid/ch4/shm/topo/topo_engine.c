@@ -10,6 +10,7 @@
 
 #include "topo_engine.h"
 #include "topo_hooks.h"
+#include "coll_trace.h"
 #include "mpidu_shm.h"
 #include <errno.h>
 #include <sched.h>
@@ -183,31 +184,34 @@ static void print_model(MPIDI_Topo_engine_t * e, int p)
     for (MPI_Aint m = 1; m <= ((MPI_Aint) 1 << 26); m *= 2)
         if (MPIDI_Topo_allgather_leaders(e, p, m, &ring, &logstep) == MPIDI_TOPO_LEADERS_LOGSTEP)
             upto = m;
-    fprintf(stderr, "mpich-topo:   allgather topo_pipeline leaders, %d nodes, latency %d B: ",
-            e->nnodes, MPIR_CVAR_TOPO_NETWORK_LATENCY_BYTES);
+    MPIR_Topo_line_t line = { .len = 0 };
+    MPIR_Topo_line_add(&line, "mpich-topo:   allgather topo_pipeline leaders, %d nodes, latency %d B: ",
+                       e->nnodes, MPIR_CVAR_TOPO_NETWORK_LATENCY_BYTES);
     if (MPIR_CVAR_TOPO_ALLGATHER_LEADERS != MPIR_CVAR_TOPO_ALLGATHER_LEADERS_auto)
-        fprintf(stderr, "%s at every size (MPIR_CVAR_TOPO_ALLGATHER_LEADERS)\n",
-                upto ? "log-step" : "ring");
+        MPIR_Topo_line_add(&line, "%s at every size (MPIR_CVAR_TOPO_ALLGATHER_LEADERS)",
+                           upto ? "log-step" : "ring");
     else if (upto) {
         MPIDI_Topo_allgather_leaders(e, p, upto, &ring, &logstep);
-        fprintf(stderr, "log-step up to %ld B per process, ring above (model at %ld B, in "
-                "bytes of NIC time: ring %.0f, log-step %.0f)\n", (long) upto, (long) upto,
-                ring, logstep);
+        MPIR_Topo_line_add(&line, "log-step up to %ld B per process, ring above (model at %ld B, "
+                           "in bytes of NIC time: ring %.0f, log-step %.0f)", (long) upto,
+                           (long) upto, ring, logstep);
     } else
-        fprintf(stderr, "ring at every size\n");
+        MPIR_Topo_line_add(&line, "ring at every size");
+    MPIR_Topo_line_print(&line);
 
     /* the reductions' step among the leaders, for counts of bytes */
     MPI_Aint from = 0;
     for (MPI_Aint c = 1; c <= ((MPI_Aint) 1 << 26) && !from; c *= 2)
         if (MPIDI_Topo_reduce_split(e->nnodes, c, c, MPIR_CVAR_ALLREDUCE_SHORT_MSG_SIZE))
             from = c;
-    fprintf(stderr, "mpich-topo:   allreduce topo_pipeline leaders' step (one round), %d nodes: ",
-            e->nnodes);
+    MPIR_Topo_line_add(&line, "mpich-topo:   allreduce topo_pipeline leaders' step (one round), "
+                       "%d nodes: ", e->nnodes);
     if (from)
-        fprintf(stderr, "recursive doubling below %ld B, reduce-scatter + allgather from there\n",
-                (long) from);
+        MPIR_Topo_line_add(&line, "recursive doubling below %ld B, reduce-scatter + allgather "
+                           "from there", (long) from);
     else
-        fprintf(stderr, "recursive doubling at every size\n");
+        MPIR_Topo_line_add(&line, "recursive doubling at every size");
+    MPIR_Topo_line_print(&line);
 }
 
 /* Setup, phase 2: the levels of the reduction within this node, and this
@@ -228,16 +232,17 @@ static void setup_levels(MPIR_Topo_comm_t * topo, MPIDI_Topo_engine_t * e)
                                       MPIR_CVAR_TOPO_NODE_LEVELS, unit, &e->group_level);
     if (MPIR_CVAR_TOPO_PRINT && me == 0) {
         /* the node's levels, units as comm ranks */
-        fprintf(stderr, "mpich-topo:   node %d: %d level(s) of reduction (groups: level %d)",
-                e->node, e->nlevels, e->group_level);
+        MPIR_Topo_line_t line = { .len = 0 };
+        MPIR_Topo_line_add(&line, "mpich-topo:   node %d: %d level(s) of reduction (groups: "
+                           "level %d)", e->node, e->nlevels, e->group_level);
         for (int d = 1; d < e->nlevels; d++) {
-            fprintf(stderr, "; level %d:", d);
+            MPIR_Topo_line_add(&line, "; level %d:", d);
             for (int i = 0; i < n; i++)
-                fprintf(stderr, "%s%d%s", unit[d * n + i] == i ? " [" : " ",
-                        l->order[l->node_start[e->node] + i],
-                        i + 1 == n || unit[d * n + i + 1] == i + 1 ? "]" : "");
+                MPIR_Topo_line_add(&line, "%s%d%s", unit[d * n + i] == i ? " [" : " ",
+                                   l->order[l->node_start[e->node] + i],
+                                   i + 1 == n || unit[d * n + i + 1] == i + 1 ? "]" : "");
         }
-        fprintf(stderr, "\n");
+        MPIR_Topo_line_print(&line);
     }
     /* each level's children after the previous level's (at most n each) */
     for (int d = e->nlevels - 1, used = 0; d >= 0; d--) {

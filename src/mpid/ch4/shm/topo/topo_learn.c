@@ -19,6 +19,7 @@
  * bcast (topo_bcast_pipeline.c) topo_pipeline. */
 
 #include "topo_engine.h"
+#include "coll_trace.h"
 
 /* the size class of m bytes: log2 */
 MPIDI_Topo_learn_t *MPIDI_Topo_learn_class(MPIDI_Topo_learn_t * classes, MPI_Aint m)
@@ -54,16 +55,18 @@ static int learn_agree(MPIDI_Topo_learn_t * l, const MPIDI_Topo_learn_info_t * l
             way = w;
     l->chosen = 1 + way;
     if (MPIR_CVAR_COLL_TRACE && comm->rank == 0) {
-        fprintf(stderr, "mpich-topo: %s learned on a one-node communicator of %d, %ld B%s: %s "
-                "(fastest trials, slowest process:", li->coll, comm->local_size, (long) m,
-                li->per_process ? " per process" : "", li->names[way]);
+        MPIR_Topo_line_t line = { .len = 0 };
+        MPIR_Topo_line_add(&line, "mpich-topo: %s learned on a one-node communicator of %d, %ld B%s: "
+                           "%s (fastest trials, slowest process:", li->coll, comm->local_size,
+                           (long) m, li->per_process ? " per process" : "", li->names[way]);
         for (int w = 0; w < li->nways; w++)
             if (all[w] < 1e30)
-                fprintf(stderr, "%s %s %.1f us", w ? "," : "", li->names[w], all[w] * 1e6);
+                MPIR_Topo_line_add(&line, "%s %s %.1f us", w ? "," : "", li->names[w],
+                                   all[w] * 1e6);
             else
-                fprintf(stderr, "%s %s untimed", w ? "," : "", li->names[w]);
-        fprintf(stderr, ")\n");
-        fflush(stderr);
+                MPIR_Topo_line_add(&line, "%s %s untimed", w ? "," : "", li->names[w]);
+        MPIR_Topo_line_add(&line, ")");
+        MPIR_Topo_line_print(&line);
     }
     return MPI_SUCCESS;
 }

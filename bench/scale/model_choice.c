@@ -3,25 +3,50 @@
  */
 
 /* The engine's cost model (src/mpi/coll/topo/topo_model.c, the same code)
- * for bench/scale/run.sh: reads lines "NODES PPN BYTES B R" and prints
- * "choice,ring,logstep" (choice ring or logstep, predictions in bytes of
- * NIC time). */
+ * for bench/scale/run.sh and colls.py.  Reads lines and prints, per line:
+ *   "NODES PPN BYTES B R" or "allgather NODES PPN BYTES B R"
+ *        -> "choice,ring,logstep" (ring or logstep)
+ *   "bcast NODES BYTES B SLOT"
+ *        -> "choice,cost,chunk" (chain or binomial, the chain's chunk)
+ *   "allreduce NODES BYTES B"
+ *        -> "choice,doubling,split" (one round of BYTES, doubles)
+ * Predictions are in bytes of NIC time. */
 
 #include "topo_logic.h"
 #include <stdio.h>
+#include <string.h>
 
 int main(void)
 {
+    char line[256], what[16];
     int nn, ppn;
-    long long m;
-    double B, R, ring, logstep;
+    long long m, slot;
+    double B, R, a, b;
 
-    while (scanf("%d %d %lld %lf %lf", &nn, &ppn, &m, &B, &R) == 5) {
+    while (fgets(line, sizeof(line), stdin)) {
         MPIR_Topo_model_t md = MPIR_Topo_model_default;
-        md.net_latency = B;
-        md.mem_speedup = R;
-        int c = MPIR_Topo_model_allgather_leaders(&md, nn, ppn, ppn, m, &ring, &logstep);
-        printf("%s,%.1f,%.1f\n", c == MPIR_TOPO_MODEL_LOGSTEP ? "logstep" : "ring", ring, logstep);
+        if (sscanf(line, "bcast %d %lld %lf %lld", &nn, &m, &B, &slot) == 4) {
+            long long chunk;
+            md.net_latency = B;
+            int chain = MPIR_Topo_model_bcast_nodes(&md, nn, m, slot, (m + slot - 1) / slot,
+                                                    MPIR_TOPO_TREE_AUTO, 4096, &chunk, &a);
+            printf("%s,%.1f,%lld\n", chain ? "chain" : "binomial", a, chunk);
+        } else if (sscanf(line, "allreduce %d %lld %lf", &nn, &m, &B) == 3) {
+            md.net_latency = B;
+            int c = MPIR_Topo_model_reduce_leaders(&md, nn, m, m / 8, &a, &b);
+            printf("%s,%.1f,%.1f\n", c == MPIR_TOPO_MODEL_SPLIT ? "split" : "doubling", a, b);
+        } else if (sscanf(line, "%d %d %lld %lf %lf", &nn, &ppn, &m, &B, &R) == 5 ||
+                   (sscanf(line, "%15s %d %d %lld %lf %lf", what, &nn, &ppn, &m, &B, &R) == 6 &&
+                    strcmp(what, "allgather") == 0)) {
+            md.net_latency = B;
+            md.mem_speedup = R;
+            int c = MPIR_Topo_model_allgather_leaders(&md, nn, ppn, ppn, m, &a, &b);
+            printf("%s,%.1f,%.1f\n", c == MPIR_TOPO_MODEL_LOGSTEP ? "logstep" : "ring", a, b);
+        } else {
+            fprintf(stderr, "model_choice: cannot read '%s'\n", line);
+            return 2;
+        }
+        fflush(stdout);
     }
     return 0;
 }

@@ -7,6 +7,15 @@
 #                      [--sizes "8 1024 65536 1048576 16777216"]
 #                      [--copy-gbs 10] [--out DIR]
 #   bench/scale/run.sh --calibrate [--out DIR]
+#   bench/scale/run.sh --colls "bcast allreduce allgather" [--nodes ...]
+#                      [--flat-nodes "16 64"] [--ppn 16] [--sizes ...]
+#                      [--timeout 120] [--out DIR]
+#
+# --colls: the engine's schedules of those collectives among one leader
+# per node (leaders.c) beside MPICH's flat algorithms over every process
+# (flat.c, on --flat-nodes only: those simulate every process), through
+# bench/scale/colls.py; report.py --colls writes DIR/summary.md (default
+# DIR bench/results/scale-sim-colls).  --timeout bounds each cell.
 #
 # --calibrate: no simulation; fits the model's B and R to the emulated
 # cluster's measured allgather cells (bench/results/cluster-*) and writes,
@@ -38,6 +47,9 @@ sizes="8 1024 65536 1048576 16777216"
 copy_gbs=10
 out=
 calibrate=no
+colls=
+flat_nodes="16 64"
+timeout=120
 cmdline="bench/scale/run.sh $*"
 while [ $# -gt 0 ]; do
     case $1 in
@@ -47,12 +59,15 @@ while [ $# -gt 0 ]; do
         --copy-gbs) copy_gbs=$2; shift ;;
         --out) out=$2; shift ;;
         --calibrate) calibrate=yes ;;
+        --colls) colls=$2; shift ;;
+        --flat-nodes) flat_nodes=$2; shift ;;
+        --timeout) timeout=$2; shift ;;
         -h|--help) sed -n '2,/^[^#]/s/^# \{0,1\}//p' "$0"; exit 0 ;;
         *) echo "scale/run.sh: unknown option '$1' (--help)" >&2; exit 2 ;;
     esac
     shift
 done
-for n in $nodes_l; do
+for n in $nodes_l $flat_nodes; do
     case $n in 16|32|64|128|256|512|1024|2048|4096) ;;
         *) echo "scale/run.sh: --nodes takes powers of two from 16 to 4096" >&2; exit 2 ;;
     esac
@@ -67,7 +82,11 @@ if [ $calibrate = yes ]; then
     echo "== done: $out/summary.md"
     exit 0
 fi
-out=${out:-$top/bench/results/scale-sim}
+if [ -n "$colls" ]; then
+    out=${out:-$top/bench/results/scale-sim-colls}
+else
+    out=${out:-$top/bench/results/scale-sim}
+fi
 if ! command -v smpicc >/dev/null; then
     echo "scale/run.sh: installing SimGrid (libsimgrid-dev, simgrid)"
     DEBIAN_FRONTEND=noninteractive apt-get install -y -q libsimgrid-dev simgrid >/dev/null ||
@@ -80,6 +99,22 @@ smpicc -O2 -o "$tmp/leaders" "$top/bench/scale/leaders.c" 2>"$tmp/cc.log" ||
 cc -O2 -DMPIR_TOPO_STANDALONE -I"$top/src/mpi/coll/topo" -o "$tmp/model_choice" \
     "$top/bench/scale/model_choice.c" "$top/src/mpi/coll/topo/topo_model.c"
 mkdir -p "$out"
+if [ -n "$colls" ]; then
+    smpicc -O2 -o "$tmp/flat" "$top/bench/scale/flat.c" 2>"$tmp/cc.log" || { cat "$tmp/cc.log"; exit 1; }
+    t0=$(date +%s)
+    python3 "$top/bench/scale/colls.py" "$tmp" "$out" "$nodes_l" "$ppn" "$sizes" "$colls" \
+        "$flat_nodes" "$copy_gbs" "$timeout"
+    {
+        echo "date: $(date -u '+%Y-%m-%d %H:%M UTC')"
+        echo "command: $cmdline"
+        echo "simgrid: $(smpirun --version 2>&1 | head -1)"
+        echo "mpich-topo: $(git -C "$top" rev-parse --short HEAD 2>/dev/null || echo '?')"
+        echo "duration_s: $(( $(date +%s) - t0 ))"
+    } >"$out/meta.txt"
+    python3 "$top/bench/scale/report.py" --colls "$out"
+    echo "== done: $out/summary.md"
+    exit 0
+fi
 
 # platform NAME NODES BW LAT: a fat tree of NODES hosts (one leader each)
 platform() {
@@ -120,7 +155,7 @@ for plat in "ib 200Gbps 25e9 1.5us 1.5e-6" "eth 25Gbps 3.125e9 10us 10e-6"; do
                 r=$(smpirun -np "$n" -platform "$tmp/$name-$n.xml" -hostfile "$tmp/hosts-$n" \
                     --cfg=smpi/lat-factor:0:1 --cfg=smpi/bw-factor:0:1 \
                     --log=root.thres:critical "$tmp/leaders" $a "$m" "$ppn" "$copy_gbs" 2>"$tmp/err" |
-                    tail -1)
+                    sort -t, -k5 -g | tail -1)
                 case $r in "$a,"*) t+=("${r##*,}") ;; *) cat "$tmp/err" >&2; t+=("") ;; esac
             done
             mine=$(echo "$n $ppn $m $B $R" | "$tmp/model_choice")

@@ -1,0 +1,184 @@
+#!/usr/bin/env python3
+# bench/scale/run.sh --colls: bcast, allreduce and allgather at scale in
+# SimGrid's SMPI, the engine's hierarchical schedules (leaders.c, one
+# leader per node, the node's phases as delays) beside MPICH's flat
+# algorithms over every process (flat.c, SMPI's implementations of them).
+#
+#   colls.py BINDIR OUT_DIR NODES PPN SIZES COLLS FLAT_NODES COPY_GBS TIMEOUT
+#
+# BINDIR holds leaders, flat and model_choice (built by run.sh).  For each
+# platform (InfiniBand-like, Ethernet-like fat trees), node count and size
+# it writes one row per variant to OUT_DIR/colls.csv:
+#   ours:<way>    the engine's schedule with that way among the leaders
+#   flat:<algo>   MPICH's flat algorithm (SMPI's), on NODES x PPN processes
+#                 (node counts in FLAT_NODES only: it simulates every
+#                 process; cells whose buffers would pass 6 GiB are left
+#                 out, and so is a cell that takes over TIMEOUT seconds)
+# and report.py --colls summarises them.  Allreduce: the leaders' step is
+# simulated; the node's phases (copy in, reduce one's slice, copy out) are
+# added here at COPY_GBS (reductions free, as SMPI's flat algorithms'
+# are), and the engine's
+# rounds (a slot of 128 KiB split among the node's processes) composed as
+# the engine runs them: round r's leaders' step while the node copies in
+# and reduces round r+1 and copies out round r-1.
+import csv
+import os
+import subprocess
+import sys
+import time
+
+SLOT = 131072           # MPIDI_TOPO_NET_SLOT
+B_DEFAULT = 16384       # MPIR_CVAR_TOPO_NETWORK_LATENCY_BYTES
+R_DEFAULT = 6           # MPIR_Topo_model_default.mem_speedup
+PLATFORMS = [("ib", "200Gbps", "1.5us"), ("eth", "25Gbps", "10us")]
+
+
+def platform(tmp, name, n, bw, lat, ppn):
+    """a fat tree of n hosts; with ppn > 1 each has ppn cores and a
+    loopback at the copy rate (flat.c's messages within a node)"""
+    tp = "1;%d;1;1" % n if n <= 32 else "2;32,%d;1,32;1,1" % (n // 32)
+    cores = ' core="%d" loopback_bw="%s" loopback_lat="0.5us"' % (ppn, COPY_BW) if ppn > 1 else ""
+    xml = os.path.join(tmp, "%s-%d-%d.xml" % (name, n, ppn))
+    with open(xml, "w") as f:
+        f.write("<?xml version='1.0'?>\n"
+                '<!DOCTYPE platform SYSTEM "https://simgrid.org/simgrid.dtd">\n'
+                '<platform version="4.1">\n'
+                '  <cluster id="c" prefix="node" suffix="" radical="0-%d" speed="1Gf"%s '
+                'bw="%s" lat="%s" topology="FAT_TREE" topo_parameters="%s" '
+                'sharing_policy="SPLITDUPLEX"/>\n</platform>\n' % (n - 1, cores, bw, lat, tp))
+    hosts = os.path.join(tmp, "hosts-%d-%d" % (n, ppn))
+    with open(hosts, "w") as f:
+        for i in range(n):
+            f.write(("node%d\n" % i) * ppn)
+    return xml, hosts
+
+
+def smpirun(xml, hosts, np, args, cfg=(), timeout=None):
+    cmd = ["smpirun", "-np", str(np), "-platform", xml, "-hostfile", hosts,
+           "--cfg=smpi/lat-factor:0:1", "--cfg=smpi/bw-factor:0:1",
+           "--cfg=smpi/shared-malloc:local", "--log=root.thres:critical"]
+    cmd += ["--cfg=%s" % c for c in cfg] + args
+    try:
+        r = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        return None
+    # every process prints its own time: the slowest's
+    times = [float(x.split(",")[-1]) for x in r.stdout.split()] if r.returncode == 0 else []
+    return max(times) if times else None
+
+
+def model(tool, line):
+    r = subprocess.run([tool], input=line + "\n", capture_output=True, text=True, check=True)
+    return r.stdout.strip().split(",")
+
+
+def mpich_flat(coll, m, p):
+    """MPICH 4.0.2's flat selection (its CVARs' defaults), p a power of two"""
+    if coll == "allgather":
+        tot = m * p
+        return "rdb" if tot < 524288 else "ring"
+    if coll == "bcast":
+        if m < 12288 or p < 8:
+            return "binomial_tree"
+        return "scatter_rdb_allgather" if m < 524288 else "scatter_LR_allgather"
+    return "rdb" if m <= 2048 or m // 8 < p else "rab_rdb"
+
+
+FLAT_ALGOS = {"allgather": ["rdb", "bruck", "ring"],
+              "bcast": ["binomial_tree", "scatter_rdb_allgather", "scatter_LR_allgather"],
+              "allreduce": ["rdb", "rab_rdb"]}
+
+
+def main():
+    global COPY_BW
+    bindir, out, nodes, ppn, sizes, colls, flat_nodes, copy_gbs, timeout = sys.argv[1:10]
+    nodes = [int(x) for x in nodes.split()]
+    flat_nodes = [int(x) for x in flat_nodes.split()]
+    sizes = [int(x) for x in sizes.split()]
+    colls = colls.split()
+    ppn, copy_gbs, timeout = int(ppn), float(copy_gbs), float(timeout)
+    COPY_BW = "%gGBps" % copy_gbs
+    # SMPI's flat algorithms reduce in no simulated time: so do ours here,
+    # or the comparison would charge only one side
+    rate, red_gbs = copy_gbs * 1e9, 1e6
+    red = red_gbs * 1e9
+    leaders, flat, tool = (os.path.join(bindir, x) for x in ("leaders", "flat", "model_choice"))
+    os.makedirs(out, exist_ok=True)
+    f = open(os.path.join(out, "colls.csv"), "w", newline="")
+    w = csv.writer(f)
+    w.writerow(["platform", "nodes", "ppn", "coll", "bytes", "variant", "seconds", "note"])
+    t0 = time.time()
+    for name, bw, lat in PLATFORMS:
+        for n in nodes:
+            xml1, hosts1 = platform(bindir, name, n, bw, lat, 1)
+            xmlp, hostsp = platform(bindir, name, n, bw, lat, ppn)
+
+            def lead(*args):
+                return smpirun(xml1, hosts1, n, [leaders] + [str(a) for a in args],
+                               timeout=timeout)
+
+            for coll in colls:
+                for m in sizes:
+                    rows = []
+                    if coll == "allgather":
+                        for way in ("ring", "logstep"):
+                            rows.append(("ours:" + way, lead(way, m, ppn, copy_gbs), ""))
+                        ch = model(tool, "allgather %d %d %d %d %d" % (n, ppn, m, B_DEFAULT, R_DEFAULT))[0]
+                        rows.append(("tuning", None, "ours:" + ch))
+                    elif coll == "bcast":
+                        ch, _, chunk = model(tool, "bcast %d %d %d %d" % (n, m, B_DEFAULT, SLOT))
+                        rows.append(("ours:chain", lead("chain", m, ppn, copy_gbs, copy_gbs / 2,
+                                                        chunk), "chunk %s" % chunk))
+                        rows.append(("ours:binomial", lead("binomial", m, ppn, copy_gbs,
+                                                           copy_gbs / 2, SLOT), ""))
+                        rows.append(("tuning", None, ("ours:" + ch) if m >= 65536 else
+                                     "flat:" + mpich_flat(coll, m, n * ppn)))
+                    else:
+                        # one round of the whole call, or the engine's rounds
+                        cr = max(8, SLOT // ppn // 8 * 8)
+                        rounds = -(-m // cr)
+                        local_in = lambda x: x / rate + x / red
+                        local_out = lambda x: x / rate
+                        step = {}
+                        for way in ("doubling", "split"):
+                            step[way] = lead(way, m, ppn, copy_gbs, red_gbs)
+                        one = model(tool, "allreduce %d %d %d" % (n, m, B_DEFAULT))[0]
+                        if m <= 2048:
+                            one = "doubling"
+                        for way in ("doubling", "split"):
+                            t = step[way]
+                            rows.append(("ours-one-step:" + way,
+                                         t and local_in(m) + t + local_out(m), ""))
+                        if rounds > 1:
+                            # MPICH's iallreduce on the leaders' communicator
+                            rway = "split" if cr > 2048 and cr // 8 >= n else "doubling"
+                            t = lead(rway, cr, ppn, copy_gbs, red_gbs)
+                            tot = t and (local_in(cr) + rounds * max(t, local_in(cr) + local_out(cr))
+                                         + local_out(cr))
+                            rows.append(("ours:rounds", tot, "%d rounds of %d B, %s" % (rounds, cr, rway)))
+                            eng = "ours:rounds"
+                        else:
+                            eng = "ours-one-step:" + one
+                        tuning = eng if m <= 8192 or m >= 262144 else "flat:" + mpich_flat(coll, m, n * ppn)
+                        rows.append(("tuning", None, tuning))
+                    if n in flat_nodes:
+                        p = n * ppn
+                        need = (m * p if coll == "allgather" else m) * p * 2.1
+                        for algo in FLAT_ALGOS[coll]:
+                            if need > 6 * (1 << 30):
+                                rows.append(("flat:" + algo, None, "left out: buffers over 6 GiB"))
+                                continue
+                            t = smpirun(xmlp, hostsp, p, [flat, coll, str(m)],
+                                        cfg=["smpi/%s:%s" % (coll, algo)], timeout=timeout)
+                            rows.append(("flat:" + algo, t, "" if t is not None else "timed out or failed"))
+                        rows.append(("mpich-default", None, "flat:" + mpich_flat(coll, m, p)))
+                    for v, t, note in rows:
+                        w.writerow([name, n, ppn, coll, m, v, "" if t is None else "%.9f" % t, note])
+                    f.flush()
+                    print("scale: %s %d x %d %s %d B (%d s so far)" % (
+                        name, n, ppn, coll, m, time.time() - t0), file=sys.stderr, flush=True)
+    f.close()
+
+
+if __name__ == "__main__":
+    main()

@@ -108,8 +108,9 @@ def main():
     w = csv.writer(f)
     w.writerow(["platform", "nodes", "ppn", "coll", "bytes", "variant", "seconds", "note"])
     t0 = time.time()
-    for name, bw, lat in PLATFORMS:
-        for n in nodes:
+    # node counts outermost: a run cut short has both platforms' smaller ones
+    for n in nodes:
+        for name, bw, lat in PLATFORMS:
             xml1, hosts1 = platform(bindir, name, n, bw, lat, 1)
             xmlp, hostsp = platform(bindir, name, n, bw, lat, ppn)
 

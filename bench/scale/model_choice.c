@@ -10,6 +10,10 @@
  *        -> "choice,cost,chunk" (chain or binomial, the chain's chunk)
  *   "allreduce NODES BYTES B"
  *        -> "choice,doubling,split" (one round of BYTES, doubles)
+ *   "steps NODES BYTES ROUND B"
+ *        -> "choice,rounds,once" (an allreduce of BYTES in rounds of ROUND,
+ *           one leader per node, doubles: the leaders' step per round or
+ *           once)
  * Predictions are in bytes of NIC time. */
 
 #include "topo_logic.h"
@@ -35,6 +39,10 @@ int main(void)
             md.net_latency = B;
             int c = MPIR_Topo_model_reduce_leaders(&md, nn, m, m / 8, &a, &b);
             printf("%s,%.1f,%.1f\n", c == MPIR_TOPO_MODEL_SPLIT ? "split" : "doubling", a, b);
+        } else if (sscanf(line, "steps %d %lld %lld %lf", &nn, &m, &slot, &B) == 4) {
+            md.net_latency = B;
+            int c = MPIR_Topo_model_allreduce_steps(&md, nn, 1, m, slot, m / 8, &a, &b);
+            printf("%s,%.1f,%.1f\n", c == MPIR_TOPO_MODEL_ONCE ? "once" : "rounds", a, b);
         } else if (sscanf(line, "%d %d %lld %lf %lf", &nn, &ppn, &m, &B, &R) == 5 ||
                    (sscanf(line, "%15s %d %d %lld %lf %lf", what, &nn, &ppn, &m, &B, &R) == 6 &&
                     strcmp(what, "allgather") == 0)) {

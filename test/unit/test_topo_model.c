@@ -3,7 +3,8 @@
  */
 
 /* The cost model's choices (topo_model.c), which the engine follows:
- * allgather's exchange among the node leaders by node count and size, and
+ * allgather's exchange among the node leaders by node count and size,
+ * the reductions' leaders' step, allreduce's step per round or once, and
  * bcast's tree of nodes, from 2 to 4,096 nodes. */
 
 #include "test_topo_util.h"
@@ -156,10 +157,64 @@ static void reduce_group(void)
     tu_end();
 }
 
+static int steps(const MPIR_Topo_model_t * md, int nn, int k, long long c, long long r)
+{
+    double rounds, once;
+    return MPIR_Topo_model_allreduce_steps(md, nn, k, c, r, c / 8, &rounds, &once);
+}
+
+static void steps_group(void)
+{
+    MPIR_Topo_model_t md = model(16384);
+    const int ppns[] = { 2, 4, 16, 64 }, nns[] = { 2, 4, 16, 64, 1024, 4096 };
+
+    tu_begin("model: allreduce's leaders' step per round or once");
+    /* 16 processes share a 128 KiB slot: rounds of 8 KiB, each paying the
+     * step's latencies (SimGrid, 16 nodes x 16, 1 MiB: the rounds 11x
+     * MPICH's flat reduce-scatter + allgather); the engine ran the
+     * rounds at every size before */
+    CHECK(steps(&md, 16, 1, 1 << 20, 8192) == MPIR_TOPO_MODEL_ONCE, "16 x 16, 1 MiB: rounds");
+    CHECK(steps(&md, 1024, 1, 1 << 20, 8192) == MPIR_TOPO_MODEL_ONCE,
+          "1024 x 16, 1 MiB: rounds");
+    CHECK(steps(&md, 2, 1, 1 << 24, 8192) == MPIR_TOPO_MODEL_ONCE, "2 x 16, 16 MiB: rounds");
+    /* 2 nodes of 2, rounds of 64 KiB: the rounds overlap the network with
+     * the node's copies (cluster-2node: 1.5-2.2x MPICH's from 256 KiB) */
+    CHECK(steps(&md, 2, 1, 1 << 20, 65536) == MPIR_TOPO_MODEL_ROUNDS, "2 x 2, 1 MiB: once");
+    CHECK(steps(&md, 2, 1, 1 << 18, 65536) == MPIR_TOPO_MODEL_ROUNDS, "2 x 2, 256 KiB: once");
+    /* slow NICs (B small): rounds of 32 KiB stay rounds on 2 nodes */
+    MPIR_Topo_model_t slow = model(2048);
+    CHECK(steps(&slow, 2, 1, 1 << 20, 32768) == MPIR_TOPO_MODEL_ROUNDS,
+          "B 2 KiB, 2 x 4, 1 MiB: once");
+    /* one switch at most as the call grows, and where rounds are smaller
+     * (more processes per node) once starts no later */
+    for (int i = 0; i < (int) (sizeof(nns) / sizeof(nns[0])); i++) {
+        long long last = 1LL << 40;
+        for (int j = 0; j < (int) (sizeof(ppns) / sizeof(ppns[0])); j++) {
+            long long r = 131072 / ppns[j], cross = 0;
+            int prev = MPIR_TOPO_MODEL_ROUNDS, switches = 0;
+            for (long long c = 2 * r; c <= (1LL << 28); c *= 2) {
+                int w = steps(&md, nns[i], 1, c, r);
+                switches += w != prev;
+                if (w == MPIR_TOPO_MODEL_ONCE && !cross)
+                    cross = c;
+                prev = w;
+            }
+            CHECK(switches <= 1, "%d nodes x %d: %d switches", nns[i], ppns[j], switches);
+            if (!cross)
+                cross = 1LL << 40;
+            CHECK(cross <= last, "%d nodes x %d: once from %lld, above %lld with fewer per node",
+                  nns[i], ppns[j], cross, last);
+            last = cross;
+        }
+    }
+    tu_end();
+}
+
 int main(void)
 {
     allgather_group();
     reduce_group();
+    steps_group();
     bcast_group();
     return tu_groups_failed != 0;
 }

@@ -312,6 +312,9 @@ enum { MPIR_TOPO_MODEL_RING = 0, MPIR_TOPO_MODEL_LOGSTEP = 1 };
  * binomial tree (reduce); reduce-scatter then allgather (allreduce) or
  * gather (reduce) */
 enum { MPIR_TOPO_MODEL_DOUBLING = 0, MPIR_TOPO_MODEL_SPLIT = 1 };
+/* an allreduce of several rounds across nodes: the leaders' step per round,
+ * or once, on the whole call */
+enum { MPIR_TOPO_MODEL_ROUNDS = 0, MPIR_TOPO_MODEL_ONCE = 1 };
 /* the tree of nodes of a bcast */
 enum { MPIR_TOPO_TREE_AUTO = 0, MPIR_TOPO_TREE_BINOMIAL = 1, MPIR_TOPO_TREE_CHAIN = 2 };
 
@@ -325,6 +328,12 @@ int MPIR_Topo_model_allgather_leaders(const MPIR_Topo_model_t * md, int nn, int 
  * two <= nn), with both predictions (bytes of NIC time). */
 int MPIR_Topo_model_reduce_leaders(const MPIR_Topo_model_t * md, int nn, long long c,
                                    long long count, double *doubling, double *split);
+/* Whether an allreduce of c bytes (count elements) across nn nodes, k
+ * leaders per node, in rounds of r bytes (c > r) takes the leaders' step
+ * per round or once on the whole call, with both predictions. */
+int MPIR_Topo_model_allreduce_steps(const MPIR_Topo_model_t * md, int nn, int k, long long c,
+                                    long long r, long long count, double *rounds,
+                                    double *once);
 /* The tree of nodes of a bcast (1: the chain), its chunk and its cost. */
 int MPIR_Topo_model_bcast_nodes(const MPIR_Topo_model_t * md, int nn, long long m, long long slot,
                                 long long b, int tree, long long min_chunk, long long *chunk,

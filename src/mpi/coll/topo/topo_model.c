@@ -97,6 +97,41 @@ int MPIR_Topo_model_reduce_leaders(const MPIR_Topo_model_t * md, int nn, long lo
     return count >= q && *split < *doubling ? MPIR_TOPO_MODEL_SPLIT : MPIR_TOPO_MODEL_DOUBLING;
 }
 
+/* An allreduce of c bytes across nn nodes of ppn processes, k leaders per
+ * node, where the node's slot holds rounds of r bytes (c > r):
+ *   rounds  round i's leaders' step (each leader c/k of it, the step
+ *           MPIR_Topo_model_reduce_leaders puts first) while the node
+ *           copies round i+1 in, reduces it and copies round i-1 out:
+ *           s(r) + ceil(c/r).max(net(r/k), s(r)) with s(r) = 2r/R + r/F
+ *   once    the node reduces the whole call into its first leader's
+ *           buffer (rounds without a network step), one leaders' step on
+ *           the whole call, then the node copies it out of that buffer:
+ *           c/R + c/F + net(c) + 2c/R
+ * Each round pays the step's latencies (log2 nn of them, twice for the
+ * split): where r is small against them (many processes per node share
+ * a slot, many nodes, a large B) the rounds cost several times the
+ * call's bytes, where the whole call pays them once and overlaps
+ * nothing.  count: the call's elements (the split needs enough of
+ * them). */
+int MPIR_Topo_model_allreduce_steps(const MPIR_Topo_model_t * md, int nn, int k, long long c,
+                                    long long r, long long count, double *rounds,
+                                    double *once)
+{
+    double R = md->mem_speedup, F = md->red_speedup, d, sp, net_r, net_c, local_r;
+    long long nr = (c + r - 1) / r, rk = (r + k - 1) / k;
+
+    /* (MPICH's nonblocking selection takes the rounds' steps: the
+     * model's own choice for them is the best it could do) */
+    net_r = MPIR_Topo_model_reduce_leaders(md, nn, rk, count / nr / k, &d, &sp) ==
+        MPIR_TOPO_MODEL_SPLIT ? sp : d;
+    local_r = 2.0 * r / R + r / F;
+    *rounds = local_r + nr * (net_r > local_r ? net_r : local_r);
+    net_c = MPIR_Topo_model_reduce_leaders(md, nn, c, count, &d, &sp) ==
+        MPIR_TOPO_MODEL_SPLIT ? sp : d;
+    *once = c / R + c / F + net_c + 2.0 * c / R;
+    return *once < *rounds ? MPIR_TOPO_MODEL_ONCE : MPIR_TOPO_MODEL_ROUNDS;
+}
+
 /* The tree of nodes of a bcast of m bytes on nn nodes, in chunks of at
  * most slot, where the binomial tree sends b messages per leader:
  *   binomial  d.(b.B + m)             the root's node sends it d times;

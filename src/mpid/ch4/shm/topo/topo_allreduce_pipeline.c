@@ -49,6 +49,28 @@ cvars:
         they hold 4 processes or more on average), one level on smaller
         nodes; values above 4 count as 4, below 0 as 0.
 
+    - name        : MPIR_CVAR_TOPO_ALLREDUCE_LEADERS_STEP
+      category    : TOPO
+      type        : enum
+      default     : auto
+      class       : none
+      verbosity   : MPI_T_VERBOSITY_USER_BASIC
+      scope       : MPI_T_SCOPE_ALL_EQ
+      description : |-
+        allreduce topo_pipeline across nodes, calls of more than one
+        round (a round: the node's slot shared by its processes): where
+        the leaders' network step runs.
+        auto    - the cost model (topo_model.c) decides from the nodes,
+                  the leaders per node, the bytes and the round's bytes
+                  (MPIR_CVAR_TOPO_NETWORK_LATENCY_BYTES): per round where
+                  rounds are large against the step's latencies, once
+                  where they are not (many processes per node, many
+                  nodes); MPIR_CVAR_TOPO_PRINT prints where it switches
+        rounds  - each round's step while the node fills the next round
+        once    - the node reduces the whole call into its first
+                  leader's buffer, one step on the whole call, then the
+                  node copies the result out
+
 === END_MPI_T_CVAR_INFO_BLOCK ===
 */
 
@@ -70,6 +92,17 @@ cvars:
  * only: the local reduction order is not rank order, and the elements are
  * packed (MPIR_Topo_basic_t) while MPI calls a user-defined op with the
  * call's datatype.
+ *
+ * Allreduce across nodes in several rounds pays each round's leaders'
+ * step its latencies (log2 N, twice for reduce-scatter + allgather): a
+ * 128 KiB slot of 16 processes makes rounds of 8 KiB, and then the rounds
+ * cost several times the call's bytes (SimGrid, 16 nodes x 16, 1 MiB:
+ * 11x MPICH's flat reduce-scatter + allgather).  Where the cost model
+ * says so (MPIDI_Topo_allreduce_once), the leaders' step runs once: the
+ * rounds reduce the call into the node's first leader's buffer (no
+ * network step, only that leader copies out), that leader allreduces the
+ * whole call among the nodes' first leaders, and the node copies the
+ * result out of the slots a round at a time (once_out).
  *
  * Reduce (MPIR_CVAR_REDUCE_INTRA_ALGORITHM=topo_pipeline) runs the same
  * rounds: the leaders' step is a reduce to the leaders of the root's node,
@@ -206,6 +239,8 @@ typedef struct {
     uint64_t base;              /* the round before the call's first */
     MPIR_Request *nreq[2];      /* leaders: network steps in flight */
     int net_blocking;           /* one round: nothing to overlap its network step with */
+    int once;                   /* the leaders' step once on the whole call, after the
+                                 * rounds (which then reduce within the node only) */
     /* several rounds: MPICH's nonblocking schedules carry no error bit, so
      * the leaders agree on failures with their last round (failed_req) */
     MPI_Aint nrounds;
@@ -448,11 +483,11 @@ static int round_in(reduction_t * x, MPI_Aint i)
     mpi_errno_ret = reduce_levels(x, slot, r, n);
     MPIDI_TOPO_EVENT(e, "reduced", i, 0);
 
-    if (e->is_leader && e->group_level && e->nnodes == 1) {
+    if (e->is_leader && e->group_level && (e->nnodes == 1 || x->once)) {
         /* the node's processes wait for the k leaders, not for all L */
         MPIDI_TOPO_WAIT_ALL(e, reduced, e->group_lo[e->group], e->group_lo[e->group + 1], r);
         MPL_atomic_release_store_uint64(&me->avail, MPIDI_TOPO_PROG(r, 1));
-    } else if (e->is_leader && e->nnodes > 1) {
+    } else if (e->is_leader && e->nnodes > 1 && !x->once) {
         /* leader g's share of the round is the same element range on
          * every node, whatever the node sizes; in two levels its own
          * group reduced it */
@@ -513,7 +548,7 @@ static int round_out(reduction_t * x, MPI_Aint i)
     char *slot = MPIDI_TOPO_SLOT(e, r);
     char *res = area(x, slot, 0);       /* where this process reads the result */
 
-    if (e->nnodes > 1 && e->is_leader) {
+    if (e->nnodes > 1 && e->is_leader && !x->once) {
         mpi_errno = MPIDI_Topo_waitall(e, 1, &x->nreq[r % 2], x->errflag);
         MPIR_ERR_COLL_CHECKANDCONT(mpi_errno, *x->errflag);
         if (x->failed_req && i == x->nrounds - 1) {
@@ -536,7 +571,7 @@ static int round_out(reduction_t * x, MPI_Aint i)
         MPL_atomic_release_store_uint64(&me->done, r);
         return mpi_errno_ret;
     }
-    if (e->nnodes == 1 && !e->group_level) {
+    if ((e->nnodes == 1 || x->once) && !e->group_level) {
         /* nothing crosses the network: the slices themselves say when the
          * round is reduced (one hop, not two via leaders) */
         MPIDI_TOPO_WAIT_ALL(e, reduced, 0, e->local_size, r);
@@ -589,6 +624,79 @@ static int round_out(reduction_t * x, MPI_Aint i)
     return mpi_errno_ret;
 }
 
+/* Whether an allreduce of count elements of extent bytes in rounds of c
+ * elements takes the leaders' step once on the whole call (x.once), by
+ * MPIR_CVAR_TOPO_ALLREDUCE_LEADERS_STEP and the cost model.  Every
+ * process computes the same from the same inputs. */
+int MPIDI_Topo_allreduce_once(const MPIDI_Topo_engine_t * e, MPI_Aint count, MPI_Aint c,
+                              MPI_Aint extent)
+{
+    MPIR_Topo_model_t md = MPIDI_Topo_net_model();
+    double rounds, once;
+
+    if (MPIR_CVAR_TOPO_ALLREDUCE_LEADERS_STEP != MPIR_CVAR_TOPO_ALLREDUCE_LEADERS_STEP_auto)
+        return MPIR_CVAR_TOPO_ALLREDUCE_LEADERS_STEP == MPIR_CVAR_TOPO_ALLREDUCE_LEADERS_STEP_once;
+    return MPIR_Topo_model_allreduce_steps(&md, e->nnodes, e->k, (long long) (count * extent),
+                                           (long long) (c * extent), (long long) count, &rounds,
+                                           &once) == MPIR_TOPO_MODEL_ONCE;
+}
+
+/* x.once, after the rounds: the node's first leader holds the node's
+ * reduction in its buffer; it allreduces it among the nodes' first
+ * leaders, then copies the result into the slots a round at a time and
+ * the node's other processes copy it out.  A failed step fails the call
+ * on every local process (node_failed, set before the first slot is
+ * published). */
+static int once_out(reduction_t * x)
+{
+    int mpi_errno = MPI_SUCCESS, mpi_errno_ret = MPI_SUCCESS;
+    MPIDI_Topo_engine_t *e = x->e;
+    MPIDI_Topo_ctrl_t *me = MPIDI_TOPO_CTRL(e, e->local_rank);
+    int lead = e->leader_local[0], nlocal = e->local_size;
+    uint64_t base;
+
+    if (e->local_rank == lead && e->leader_comm) {
+        MPIDI_Topo_node_errflag(e, x->errflag);
+        mpi_errno = allreduce_net(MPI_IN_PLACE, x->rbuf, x->count, x->datatype, x->op,
+                                  e->leader_comm, x->errflag);
+        MPIR_ERR_COLL_CHECKANDCONT(mpi_errno, *x->errflag);
+        if (*x->errflag != MPIR_ERR_NONE)
+            MPL_atomic_release_store_uint64(e->node_failed, 1);
+        MPIDI_TOPO_EVENT(e, "net", 0, 0);
+    }
+    mpi_errno = MPIDI_Topo_rounds(e, (uint64_t) x->nrounds, &base, x->errflag);
+    if (mpi_errno)
+        return mpi_errno;
+    for (MPI_Aint i = 0; i < x->nrounds; i++) {
+        uint64_t r = base + 1 + i;
+        MPI_Aint off = i * x->c, n = MPL_MIN(x->c, x->count - off);
+        MPI_Aint span = (n - 1) * x->extent + x->true_extent;
+        char *slot = MPIDI_TOPO_SLOT(e, r), *mine = x->rbuf + off * x->extent + x->true_lb;
+
+        if (e->local_rank == lead) {
+            if (r > MPIDI_TOPO_NSLOTS)
+                MPIDI_TOPO_WAIT_ALL(e, done, 0, nlocal, r - MPIDI_TOPO_NSLOTS);
+            memcpy(slot, mine, span);   /* (area 0: element 0's data at the slot) */
+            MPIDI_TOPO_SHARED_DEFINED(slot, span);
+            MPL_atomic_release_store_uint64(&me->avail, MPIDI_TOPO_PROG(r, 1));
+        } else {
+            MPIDI_TOPO_WAIT_GE(e, &MPIDI_TOPO_CTRL(e, lead)->avail, MPIDI_TOPO_PROG(r, 1));
+            if (x->discard)
+                ;
+            else if (!x->has_holes)
+                memcpy(mine, slot, span);
+            else {
+                mpi_errno = MPIR_Localcopy(slot - x->true_lb, n, x->datatype,
+                                           x->rbuf + off * x->extent, n, x->datatype);
+                MPIDI_TOPO_LOCAL_ERR(e, mpi_errno, mpi_errno_ret, x->errflag);
+            }
+        }
+        MPL_atomic_release_store_uint64(&me->done, r);
+        MPIDI_TOPO_EVENT(e, "out", i, 0);
+    }
+    return mpi_errno_ret;
+}
+
 /* The rounds, on count elements of a predefined type (MPIR_Topo_basic_t);
  * root < 0: allreduce, every process gets the result */
 static int allreduce_elements(const void *sendbuf, void *recvbuf, MPI_Aint count,
@@ -618,6 +726,7 @@ static int allreduce_elements(const void *sendbuf, void *recvbuf, MPI_Aint count
     x.base = 0;
     x.nreq[0] = x.nreq[1] = NULL;
     x.net_blocking = 0;
+    x.once = 0;
     x.nrounds = 0;
     x.failed_req = NULL;
     x.failed_in = x.failed_out = 0;
@@ -679,6 +788,16 @@ static int allreduce_elements(const void *sendbuf, void *recvbuf, MPI_Aint count
     mpi_errno = MPIDI_Topo_rounds(e, nrounds, &x.base, errflag);
     MPIR_ERR_CHECK(mpi_errno);
     x.stride = x.c * x.extent;
+    if (root < 0 && e->nnodes > 1 && nrounds > 1 &&
+        MPIDI_Topo_allreduce_once(e, count, x.c, x.extent)) {
+        /* the rounds reduce into the first leader's buffer alone */
+        x.once = 1;
+        x.wants = e->local_rank == e->leader_local[0];
+        if (x.wants && discard) {
+            sink = MPIR_Topo_sink_alloc(comm, count * x.extent);
+            x.rbuf = (char *) sink - x.true_lb;
+        }
+    }
 
     MPIDI_Topo_timeline_begin(e, comm, root < 0 ? "allreduce" : "reduce", count * x.extent);
     if (e->nnodes == 1 && nrounds == 1 &&
@@ -700,6 +819,10 @@ static int allreduce_elements(const void *sendbuf, void *recvbuf, MPI_Aint count
             mpi_errno = round_out(&x, i - 1);
             MPIR_ERR_ADD(mpi_errno_ret, mpi_errno);
         }
+    }
+    if (x.once) {
+        mpi_errno = once_out(&x);
+        MPIR_ERR_ADD(mpi_errno_ret, mpi_errno);
     }
     MPIDI_Topo_timeline_end(e);
     mpi_errno = MPI_SUCCESS;

@@ -212,6 +212,26 @@ static void print_model(MPIDI_Topo_engine_t * e, int p)
     else
         MPIR_Topo_line_add(&line, "recursive doubling at every size");
     MPIR_Topo_line_print(&line);
+
+    /* calls of several rounds (of doubles, in the slot's default size):
+     * the leaders' step per round or once */
+    MPI_Aint slot = MPIR_CVAR_TOPO_PIPELINE_CHUNK_SIZE > 0 ?
+        MPIR_CVAR_TOPO_PIPELINE_CHUNK_SIZE : MPIDI_TOPO_NET_SLOT;
+    MPI_Aint rc = MPL_MAX(slot, e->max_local_size * 64) / e->max_local_size / 8, once = 0;
+    for (MPI_Aint c = 2 * rc; c <= ((MPI_Aint) 1 << 24) && !once; c *= 2)
+        if (MPIDI_Topo_allreduce_once(e, c, rc, 8))
+            once = c * 8;
+    MPIR_Topo_line_add(&line, "mpich-topo:   allreduce topo_pipeline, calls of several rounds "
+                       "(%ld B each): the leaders' step ", (long) rc * 8);
+    if (MPIR_CVAR_TOPO_ALLREDUCE_LEADERS_STEP != MPIR_CVAR_TOPO_ALLREDUCE_LEADERS_STEP_auto)
+        MPIR_Topo_line_add(&line, "%s at every size (MPIR_CVAR_TOPO_ALLREDUCE_LEADERS_STEP)",
+                           once ? "once" : "per round");
+    else if (once)
+        MPIR_Topo_line_add(&line, "per round below %ld B, once on the whole call from there",
+                           (long) once);
+    else
+        MPIR_Topo_line_add(&line, "per round up to 128 MiB");
+    MPIR_Topo_line_print(&line);
 }
 
 /* Setup, phase 2: the levels of the reduction within this node, and this

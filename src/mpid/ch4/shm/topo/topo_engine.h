@@ -471,6 +471,12 @@ static inline MPIR_Topo_model_t MPIDI_Topo_net_model(void)
  * (topo_allreduce_pipeline.c) */
 int MPIDI_Topo_reduce_split(int nn, MPI_Aint count, MPI_Aint c, MPI_Aint short_bytes);
 
+/* whether an allreduce of count elements of extent bytes across nodes, in
+ * rounds of c elements, runs the leaders' step once on the whole call
+ * rather than per round (topo_allreduce_pipeline.c) */
+int MPIDI_Topo_allreduce_once(const MPIDI_Topo_engine_t * e, MPI_Aint count, MPI_Aint c,
+                              MPI_Aint extent);
+
 /* topo_pipeline's exchange among the leaders of an allgather of m bytes
  * per process across nodes, by MPIR_CVAR_TOPO_ALLGATHER_LEADERS and the
  * cost model, with the model's predictions (topo_allgather_pipeline.c) */

@@ -20,9 +20,11 @@
 # are), and the engine's
 # rounds (a slot of 128 KiB split among the node's processes) composed as
 # the engine runs them: round r's leaders' step while the node copies in
-# and reduces round r+1 and copies out round r-1.
+# and reduces round r+1 and copies out round r-1 (ours:rounds), or the
+# step once on the whole call (ours:once), as the cost model picks.
 import csv
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -58,12 +60,17 @@ def smpirun(xml, hosts, np, args, cfg=(), timeout=None):
            "--cfg=smpi/lat-factor:0:1", "--cfg=smpi/bw-factor:0:1",
            "--cfg=smpi/shared-malloc:local", "--log=root.thres:critical"]
     cmd += ["--cfg=%s" % c for c in cfg] + args
+    # (a session of its own: on a timeout smpirun's simulator goes too)
+    p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+                         start_new_session=True)
     try:
-        r = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+        stdout, _ = p.communicate(timeout=timeout)
     except subprocess.TimeoutExpired:
+        os.killpg(p.pid, signal.SIGKILL)
+        p.communicate()
         return None
     # every process prints its own time: the slowest's
-    times = [float(x.split(",")[-1]) for x in r.stdout.split()] if r.returncode == 0 else []
+    times = [float(x.split(",")[-1]) for x in stdout.split()] if p.returncode == 0 else []
     return max(times) if times else None
 
 
@@ -157,7 +164,15 @@ def main():
                             tot = t and (local_in(cr) + rounds * max(t, local_in(cr) + local_out(cr))
                                          + local_out(cr))
                             rows.append(("ours:rounds", tot, "%d rounds of %d B, %s" % (rounds, cr, rway)))
-                            eng = "ours:rounds"
+                            # the step once: the rounds reduce into the first
+                            # leader's buffer (it copies each out), one step
+                            # on the whole call (the model's way), then the
+                            # leader copies it into the slots a round at a
+                            # time and the others copy it out
+                            t = step[one]
+                            rows.append(("ours:once", t and local_in(m) + m / rate + t + m / rate
+                                         + cr / rate, "step " + one))
+                            eng = "ours:" + model(tool, "steps %d %d %d %d" % (n, m, cr, B_DEFAULT))[0]
                         else:
                             eng = "ours-one-step:" + one
                         tuning = eng if m <= 8192 or m >= 262144 else "flat:" + mpich_flat(coll, m, n * ppn)

@@ -271,19 +271,21 @@ check "one node, topo_pipeline chosen by the user: nothing tried" 'valid && ! gr
 run MPIR_CVAR_NUM_CLIQUES=2 4 $(bc 1048576)
 check "2 nodes x 2: nothing tried (learning is for one node)" 'valid && ! grep -q "bcast learned" "$tmp/out"'
 
-# 14. allreduce across nodes in several rounds: with 8 processes per node
-#     (rounds of 16 KiB) the cost model runs the leaders' step once on the
-#     whole call from 32 KiB; with 2 per node (rounds of 64 KiB) per round.
-#     Before, every such call ran its step per round.
+# 14. allreduce across nodes in several rounds: where the rounds are small
+#     against the leaders' step's latencies (64 processes per node share a
+#     128 KiB slot in rounds of 2 KiB: here 2 per node share a 4 KiB one)
+#     the cost model runs the step once on the whole call; with rounds of
+#     64 KiB (2 per node, the default slot) per round.  Before, every such
+#     call ran its step per round.
 once() { grep -q "calls of several rounds ($1 B each): the leaders' step $2" "$tmp/out"; }
 ar="$tmp/coll_bench -c allreduce -a default -m 1048576 -M 1048576 -i 2 -w 1 -T 0.02 -R 1 -v"
 # shellcheck disable=SC2086
-run MPIR_CVAR_NUM_CLIQUES=2 MPIR_CVAR_TOPO_PRINT=1 16 $ar
-check "2 nodes x 8, 1 MiB allreduce: the leaders' step once from 32 KiB, right results" \
-    'valid && sel allreduce topo_pipeline parent 16 && once 16384 "per round below 32768 B, once"'
+run MPIR_CVAR_NUM_CLIQUES=2 MPIR_CVAR_TOPO_PIPELINE_CHUNK_SIZE=4096 MPIR_CVAR_TOPO_PRINT=1 4 $ar
+check "2 nodes x 2, rounds of 2 KiB, 1 MiB allreduce: the leaders' step once from 8 KiB, right results" \
+    'valid && sel allreduce topo_pipeline parent 4 && once 2048 "per round below 8192 B, once"'
 # shellcheck disable=SC2086
 run MPIR_CVAR_NUM_CLIQUES=2 MPIR_CVAR_TOPO_PRINT=1 4 $ar
-check "2 nodes x 2, 1 MiB allreduce: the leaders' step per round, right results" \
+check "2 nodes x 2, rounds of 64 KiB, 1 MiB allreduce: the leaders' step per round, right results" \
     'valid && sel allreduce topo_pipeline parent 4 && once 65536 "per round up to"'
 
 tap_summary defaults

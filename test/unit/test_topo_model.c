@@ -176,7 +176,11 @@ static void steps_group(void)
     CHECK(steps(&md, 16, 1, 1 << 20, 8192) == MPIR_TOPO_MODEL_ONCE, "16 x 16, 1 MiB: rounds");
     CHECK(steps(&md, 1024, 1, 1 << 20, 8192) == MPIR_TOPO_MODEL_ONCE,
           "1024 x 16, 1 MiB: rounds");
-    CHECK(steps(&md, 2, 1, 1 << 24, 8192) == MPIR_TOPO_MODEL_ONCE, "2 x 16, 16 MiB: rounds");
+    CHECK(steps(&md, 4, 1, 1 << 20, 8192) == MPIR_TOPO_MODEL_ONCE, "4 x 16, 1 MiB: rounds");
+    /* 2 nodes of 16: once ahead by under MPIR_TOPO_MODEL_ONCE_MARGIN */
+    CHECK(steps(&md, 2, 1, 1 << 24, 8192) == MPIR_TOPO_MODEL_ROUNDS, "2 x 16, 16 MiB: once");
+    /* 4 nodes of 2: measured (cluster-4x2-steps) rounds 1.1-1.4x ahead */
+    CHECK(steps(&md, 4, 1, 1 << 22, 65536) == MPIR_TOPO_MODEL_ROUNDS, "4 x 2, 4 MiB: once");
     /* 2 nodes of 2, rounds of 64 KiB: the rounds overlap the network with
      * the node's copies (cluster-2node: 1.5-2.2x MPICH's from 256 KiB) */
     CHECK(steps(&md, 2, 1, 1 << 20, 65536) == MPIR_TOPO_MODEL_ROUNDS, "2 x 2, 1 MiB: once");

@@ -64,8 +64,9 @@ cvars:
                   the leaders per node, the bytes and the round's bytes
                   (MPIR_CVAR_TOPO_NETWORK_LATENCY_BYTES): per round where
                   rounds are large against the step's latencies, once
-                  where they are not (many processes per node, many
-                  nodes); MPIR_CVAR_TOPO_PRINT prints where it switches
+                  where it predicts that at least twice as fast (many
+                  processes per node, many nodes); MPIR_CVAR_TOPO_PRINT
+                  prints where it switches
         rounds  - each round's step while the node fills the next round
         once    - the node reduces the whole call into its first
                   leader's buffer, one step on the whole call, then the

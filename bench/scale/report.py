@@ -21,13 +21,19 @@ def size(b):
     return "%d B" % b
 
 
-def main(d):
-    rows = [r for r in csv.DictReader(open(os.path.join(d, "sim.csv")))
-            if r["ring_s"] and r["logstep_s"]]
-    out = ["# Allgather's leaders at scale: SimGrid against the cost model", ""]
+def header(d, title):
+    """the summary's title and the run's meta.txt"""
+    out = [title, ""]
     meta = os.path.join(d, "meta.txt")
     if os.path.exists(meta):
         out += ["```"] + open(meta).read().splitlines() + ["```", ""]
+    return out
+
+
+def main(d):
+    rows = [r for r in csv.DictReader(open(os.path.join(d, "sim.csv")))
+            if r["ring_s"] and r["logstep_s"]]
+    out = header(d, "# Allgather's leaders at scale: SimGrid against the cost model")
     out += ["One leader per node runs topo_pipeline's ring or the log-step "
             "exchange (Bruck, recursive doubling) point to point; the node's "
             "copies are delays (bench/scale/leaders.c). `model` is the cost "
@@ -77,10 +83,8 @@ def colls(d):
     for r in csv.DictReader(open(os.path.join(d, "colls.csv"))):
         k = (r["platform"], int(r["nodes"]), int(r["ppn"]), r["coll"], int(r["bytes"]))
         cells.setdefault(k, []).append(r)
-    out = ["# bcast, allreduce and allgather at scale: SimGrid, ours against MPICH's flat algorithms", ""]
-    meta = os.path.join(d, "meta.txt")
-    if os.path.exists(meta):
-        out += ["```"] + open(meta).read().splitlines() + ["```", ""]
+    out = header(d, "# bcast, allreduce and allgather at scale: SimGrid, ours against MPICH's "
+                 "flat algorithms")
     out += ["Ours: the engine's schedule among one leader per node (bench/scale/leaders.c), "
             "the node's copies as delays at 10 GB/s per process; `rounds` is allreduce as "
             "the engine runs calls larger than one round (a 128 KiB slot split among the "

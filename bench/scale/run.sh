@@ -99,11 +99,8 @@ smpicc -O2 -o "$tmp/leaders" "$top/bench/scale/leaders.c" 2>"$tmp/cc.log" ||
 cc -O2 -DMPIR_TOPO_STANDALONE -I"$top/src/mpi/coll/topo" -o "$tmp/model_choice" \
     "$top/bench/scale/model_choice.c" "$top/src/mpi/coll/topo/topo_model.c"
 mkdir -p "$out"
-if [ -n "$colls" ]; then
-    smpicc -O2 -o "$tmp/flat" "$top/bench/scale/flat.c" 2>"$tmp/cc.log" || { cat "$tmp/cc.log"; exit 1; }
-    t0=$(date +%s)
-    python3 "$top/bench/scale/colls.py" "$tmp" "$out" "$nodes_l" "$ppn" "$sizes" "$colls" \
-        "$flat_nodes" "$copy_gbs" "$timeout"
+# what made DIR's results (t0: when the simulations began)
+write_meta() {
     {
         echo "date: $(date -u '+%Y-%m-%d %H:%M UTC')"
         echo "command: $cmdline"
@@ -111,6 +108,13 @@ if [ -n "$colls" ]; then
         echo "mpich-topo: $(git -C "$top" rev-parse --short HEAD 2>/dev/null || echo '?')"
         echo "duration_s: $(( $(date +%s) - t0 ))"
     } >"$out/meta.txt"
+}
+if [ -n "$colls" ]; then
+    smpicc -O2 -o "$tmp/flat" "$top/bench/scale/flat.c" 2>"$tmp/cc.log" || { cat "$tmp/cc.log"; exit 1; }
+    t0=$(date +%s)
+    python3 "$top/bench/scale/colls.py" "$tmp" "$out" "$nodes_l" "$ppn" "$sizes" "$colls" \
+        "$flat_nodes" "$copy_gbs" "$timeout"
+    write_meta
     python3 "$top/bench/scale/report.py" --colls "$out"
     echo "== done: $out/summary.md"
     exit 0
@@ -167,12 +171,6 @@ for plat in "ib 200Gbps 25e9 1.5us 1.5e-6" "eth 25Gbps 3.125e9 10us 10e-6"; do
         done
     done
 done
-{
-    echo "date: $(date -u '+%Y-%m-%d %H:%M UTC')"
-    echo "command: $cmdline"
-    echo "simgrid: $(smpirun --version 2>&1 | head -1)"
-    echo "mpich-topo: $(git -C "$top" rev-parse --short HEAD 2>/dev/null || echo '?')"
-    echo "duration_s: $(( $(date +%s) - t0 ))"
-} >"$out/meta.txt"
+write_meta
 python3 "$top/bench/scale/report.py" "$out"
 echo "== done: $out/summary.md"

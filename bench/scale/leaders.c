@@ -20,7 +20,10 @@
  *               chain     the nodes in a line, CHUNK bytes at a time; each
  *                         leader forwards a chunk as it arrives
  *               binomial  a binomial tree of nodes, in messages of at most
- *                         CHUNK (the slot), each forwarded as it arrives
+ *                         CHUNK (the slot), each forwarded as it arrives,
+ *                         to all children at once (as the engine does)
+ *               binomial_seq  the same, to one child after the other
+ *                         (a what-if: MPICH's binomial tree sends so)
  *               the leaders' step of allreduce (BYTES in all), without the
  *               node's phases (report.py adds them):
  *               doubling  recursive doubling: log2 N exchanges of BYTES,
@@ -90,7 +93,7 @@ static double bcast(char *buf, const char *algo, long long m, long long chunk, d
     long long nchunks = (m + chunk - 1) / chunk;
     int parent = -1, children[64], nchildren = 0;
     MPI_Request *reqs = malloc(sizeof(MPI_Request) * (size_t) (nchunks * 64 + 1));
-    int nreqs = 0;
+    int nreqs = 0, seq = strcmp(algo, "binomial_seq") == 0;
     double free_at = 0;
 
     if (strcmp(algo, "chain") == 0) {
@@ -117,8 +120,11 @@ static double bcast(char *buf, const char *algo, long long m, long long chunk, d
             smpi_execute((double) c / rate);    /* the root copies it into the slot */
         else
             MPI_Recv(buf, (int) c, MPI_BYTE, parent, 3, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-        for (int k = 0; k < nchildren; k++)
+        for (int k = 0; k < nchildren; k++) {
             MPI_Isend(buf, (int) c, MPI_BYTE, children[k], 3, MPI_COMM_WORLD, &reqs[nreqs++]);
+            if (seq)    /* one child after the other, the largest subtree first */
+                MPI_Wait(&reqs[nreqs - 1], MPI_STATUS_IGNORE);
+        }
         free_at = copy_out(free_at, MPI_Wtime(), (double) c, rate);
     }
     MPI_Waitall(nreqs, reqs, MPI_STATUSES_IGNORE);
@@ -160,7 +166,7 @@ int main(int argc, char **argv)
     MPI_Comm_size(MPI_COMM_WORLD, &n);
     if (argc < 5) {
         if (rank == 0)
-            fprintf(stderr, "usage: leaders pingpong|ring|logstep|chain|binomial|doubling|split "
+            fprintf(stderr, "usage: leaders pingpong|ring|logstep|chain|binomial|binomial_seq|doubling|split "
                     "BYTES PPN COPY_GBS [RED_GBS [CHUNK]]\n");
         MPI_Abort(MPI_COMM_WORLD, 2);
     }
@@ -199,7 +205,8 @@ int main(int argc, char **argv)
     }
     MPI_Barrier(MPI_COMM_WORLD);
     t0 = MPI_Wtime();
-    if (strcmp(algo, "chain") == 0 || strcmp(algo, "binomial") == 0) {
+    if (strcmp(algo, "chain") == 0 || strcmp(algo, "binomial") == 0 ||
+        strcmp(algo, "binomial_seq") == 0) {
         done = bcast(buf, algo, m, chunk, rate, rank, n);
     } else if (strcmp(algo, "doubling") == 0 || strcmp(algo, "split") == 0) {
         done = allreduce_step(buf, algo, m, red, rank, n);

@@ -97,8 +97,9 @@ int MPIR_Topo_model_reduce_leaders(const MPIR_Topo_model_t * md, int nn, long lo
     return count >= q && *split < *doubling ? MPIR_TOPO_MODEL_SPLIT : MPIR_TOPO_MODEL_DOUBLING;
 }
 
-/* An allreduce of c bytes across nn nodes of ppn processes, k leaders per
- * node, where the node's slot holds rounds of r bytes (c > r):
+/* An allreduce of c bytes across nn nodes, k leaders per node, where the
+ * node's slot holds rounds of r bytes (c > r: the slot over the node's
+ * processes):
  *   rounds  round i's leaders' step (each leader c/k of it, the step
  *           MPIR_Topo_model_reduce_leaders puts first) while the node
  *           copies round i+1 in, reduces it and copies round i-1 out:

@@ -212,13 +212,17 @@ static void print_model(MPIDI_Topo_engine_t * e, int p)
     else
         MPIR_Topo_line_add(&line, "recursive doubling at every size");
     MPIR_Topo_line_print(&line);
+}
 
-    /* calls of several rounds (of doubles, in the slot's default size):
-     * the leaders' step per round or once */
-    MPI_Aint slot = MPIR_CVAR_TOPO_PIPELINE_CHUNK_SIZE > 0 ?
-        MPIR_CVAR_TOPO_PIPELINE_CHUNK_SIZE : MPIDI_TOPO_NET_SLOT;
-    MPI_Aint rc = MPL_MAX(slot, e->max_local_size * 64) / e->max_local_size / 8, once = 0;
-    for (MPI_Aint c = 2 * rc; c <= ((MPI_Aint) 1 << 24) && !once; c *= 2)
+/* The same for allreduce's calls of several rounds, once the slot's size
+ * is known (MPIR_CVAR_TOPO_PRINT, after the segment): the leaders' step
+ * per round or once, for calls of doubles */
+void MPIDI_Topo_print_steps(MPIDI_Topo_engine_t * e)
+{
+    MPIR_Topo_line_t line = { .len = 0 };
+    MPI_Aint rc = (MPI_Aint) (e->slot_size / e->max_local_size / 8), once = 0;
+
+    for (MPI_Aint c = 2 * rc; c <= ((MPI_Aint) 1 << 24) && rc > 0 && !once; c *= 2)
         if (MPIDI_Topo_allreduce_once(e, c, rc, 8))
             once = c * 8;
     MPIR_Topo_line_add(&line, "mpich-topo:   allreduce topo_pipeline, calls of several rounds "

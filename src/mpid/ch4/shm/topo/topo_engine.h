@@ -476,6 +476,9 @@ int MPIDI_Topo_reduce_split(int nn, MPI_Aint count, MPI_Aint c, MPI_Aint short_b
  * rather than per round (topo_allreduce_pipeline.c) */
 int MPIDI_Topo_allreduce_once(const MPIDI_Topo_engine_t * e, MPI_Aint count, MPI_Aint c,
                               MPI_Aint extent);
+/* MPIR_CVAR_TOPO_PRINT: where MPIDI_Topo_allreduce_once switches, in this
+ * segment's rounds (topo_engine.c) */
+void MPIDI_Topo_print_steps(MPIDI_Topo_engine_t * e);
 
 /* topo_pipeline's exchange among the leaders of an allgather of m bytes
  * per process across nodes, by MPIR_CVAR_TOPO_ALLGATHER_LEADERS and the

@@ -334,9 +334,12 @@ int MPIDI_Topo_setup_segment(MPIR_Comm * comm, MPIDI_Topo_engine_t * e, MPIR_Err
     e->pcells = e->cells + (size_t) e->local_size * MPIDI_TOPO_NCELLS * MPIDI_TOPO_CELL_STRIDE;
     e->data = e->cells + cell_bytes;
     e->cells_free = MPIDI_TOPO_NCELLS;
-    if (MPIR_CVAR_TOPO_PRINT && e->node == 0 && e->local_rank == 0)
+    if (MPIR_CVAR_TOPO_PRINT && e->node == 0 && e->local_rank == 0) {
         fprintf(stderr, "mpich-topo:   node segment: %d slots of %zu B, %zu B in all\n",
                 MPIDI_TOPO_NSLOTS, e->slot_size, e->seg_size);
+        if (e->nnodes > 1)
+            MPIDI_Topo_print_steps(e);
+    }
 
   fn_exit:
     return mpi_errno;

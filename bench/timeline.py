@@ -22,7 +22,9 @@
 #
 # Events: begin, end (a: events lost past 16384); in (a process's data for
 # chunk/round a is in the node segment), recv (a leader received chunk a),
-# sent (a leader's sends of chunk a completed), ring (allgather: ring step b
+# sent (a leader's sends of chunk a completed), child (bcast: a leader
+# with fewer chunks than children posted chunk a to its child b, one child
+# after the other, each once the previous child's send completed), ring (allgather: ring step b
 # of round a done), leaders (topo_multileader's leader step of round a),
 # grouped (two-level reduction: this process's part of its group's partial
 # of round a, and for a group leader its whole group's), reduced (this

@@ -21,9 +21,13 @@
  *                         leader forwards a chunk as it arrives
  *               binomial  a binomial tree of nodes, in messages of at most
  *                         CHUNK (the slot), each forwarded as it arrives,
- *                         to all children at once (as the engine does)
- *               binomial_seq  the same, to one child after the other
- *                         (a what-if: MPICH's binomial tree sends so)
+ *                         as the engine does: to one child after the other
+ *                         where a leader has at most as many chunks as the
+ *                         tree has levels, else to all children at once
+ *               binomial_all  always to all children at once (the engine
+ *                         before it sent one child after the other)
+ *               binomial_seq  always to one child after the other (MPICH's
+ *                         binomial tree sends so)
  *               the leaders' step of allreduce (BYTES in all), without the
  *               node's phases (report.py adds them):
  *               doubling  recursive doubling: log2 N exchanges of BYTES,
@@ -94,6 +98,7 @@ static double bcast(char *buf, const char *algo, long long m, long long chunk, d
     int parent = -1, children[64], nchildren = 0;
     MPI_Request *reqs = malloc(sizeof(MPI_Request) * (size_t) (nchunks * 64 + 1));
     int nreqs = 0, seq = strcmp(algo, "binomial_seq") == 0;
+    int engine = strcmp(algo, "binomial") == 0;
     double free_at = 0;
 
     if (strcmp(algo, "chain") == 0) {
@@ -113,13 +118,29 @@ static double bcast(char *buf, const char *algo, long long m, long long chunk, d
         for (mask >>= 1; mask > 0; mask >>= 1)
             if (rank + mask < n)
                 children[nchildren++] = rank + mask;
+        if (engine) {   /* the tree's depth: the root's children */
+            int depth = 0;
+            while ((1 << depth) < n)
+                depth++;
+            seq = nchunks <= depth;
+        }
     }
+    MPI_Request rreq = MPI_REQUEST_NULL;
+
+    /* a chunk's receive is posted while the one before it is forwarded,
+     * as the engine posts it ahead with one leader per node */
+    if (parent >= 0)
+        MPI_Irecv(buf, (int) (chunk < m ? chunk : m), MPI_BYTE, parent, 3, MPI_COMM_WORLD, &rreq);
     for (long long i = 0; i < nchunks; i++) {
         long long c = i + 1 < nchunks ? chunk : m - i * chunk;
-        if (parent < 0)
+        if (parent < 0) {
             smpi_execute((double) c / rate);    /* the root copies it into the slot */
-        else
-            MPI_Recv(buf, (int) c, MPI_BYTE, parent, 3, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        } else {
+            long long next = i + 2 < nchunks ? chunk : m - (i + 1) * chunk;
+            MPI_Wait(&rreq, MPI_STATUS_IGNORE);
+            if (i + 1 < nchunks)
+                MPI_Irecv(buf, (int) next, MPI_BYTE, parent, 3, MPI_COMM_WORLD, &rreq);
+        }
         for (int k = 0; k < nchildren; k++) {
             MPI_Isend(buf, (int) c, MPI_BYTE, children[k], 3, MPI_COMM_WORLD, &reqs[nreqs++]);
             if (seq)    /* one child after the other, the largest subtree first */
@@ -166,7 +187,7 @@ int main(int argc, char **argv)
     MPI_Comm_size(MPI_COMM_WORLD, &n);
     if (argc < 5) {
         if (rank == 0)
-            fprintf(stderr, "usage: leaders pingpong|ring|logstep|chain|binomial|binomial_seq|doubling|split "
+            fprintf(stderr, "usage: leaders pingpong|ring|logstep|chain|binomial|binomial_all|binomial_seq|doubling|split "
                     "BYTES PPN COPY_GBS [RED_GBS [CHUNK]]\n");
         MPI_Abort(MPI_COMM_WORLD, 2);
     }
@@ -206,7 +227,7 @@ int main(int argc, char **argv)
     MPI_Barrier(MPI_COMM_WORLD);
     t0 = MPI_Wtime();
     if (strcmp(algo, "chain") == 0 || strcmp(algo, "binomial") == 0 ||
-        strcmp(algo, "binomial_seq") == 0) {
+        strcmp(algo, "binomial_all") == 0 || strcmp(algo, "binomial_seq") == 0) {
         done = bcast(buf, algo, m, chunk, rate, rank, n);
     } else if (strcmp(algo, "doubling") == 0 || strcmp(algo, "split") == 0) {
         done = allreduce_step(buf, algo, m, red, rank, n);

@@ -112,6 +112,22 @@ python3 "$top/bench/timeline.py" --csv --collective bcast "$tmp/tl" >"$tmp/timel
 check "bcast topo_pipeline: at a tie in the cost model, the chain of nodes (4 nodes, 2 chunks)" \
     '[ $rc = 0 ] && [ "$(topo_csv "$tmp/timeline.csv" '\''f("event") == "sent" { print f("node") }'\'' | sort -u | wc -l)" = 3 ]'
 
+# 6b. a binomial tree's leader with fewer chunks than children sends to
+#    one child after the other: 128 KiB (one chunk) on 4 nodes, the root's
+#    node posts it to its 2 children in turn, the second once the first's
+#    send completed (concurrent sends share the
+#    NIC, so the first child forwarded only after both had it: on 8
+#    emulated nodes x 2 at 100 Mbit/s 128 KiB took 46-51 ms, 30 ms one child
+#    at a time; bench/results/cluster-bcast-children)
+rm -f "$tmp"/tl.*
+MPIR_CVAR_NUM_CLIQUES=4 MPIR_CVAR_TOPO_LEADERS_PER_NODE=1 MPIR_CVAR_TOPO_TIMELINE="$tmp/tl" \
+    MPIR_CVAR_TOPO_BCAST_NODE_TREE=binomial MPIR_CVAR_BCAST_INTRA_ALGORITHM=topo_pipeline \
+    run 8 "$tmp/coll_bench" -c bcast -a env=topo -m 131072 -M 131072 -i 3 -w 1 -v
+python3 "$top/bench/timeline.py" --csv --collective bcast "$tmp/tl" >"$tmp/timeline.csv" 2>&1
+check "bcast topo_pipeline: a leader with fewer chunks than children sends to one child after the other" \
+    '[ $rc = 0 ] && [ "$(topo_csv "$tmp/timeline.csv" '\''f("event") == "child" { print f("a") ":" f("b") }'\'' | tr "\n" " ")" = "0:0 0:1 " ] &&
+     [ "$(topo_csv "$tmp/timeline.csv" '\''f("event") == "child" { print f("node") }'\'' | sort -u | wc -l)" = 1 ]'
+
 # 7. the chain's chunks shrink to keep it full: 64 KiB on 4 nodes where a
 #    message's latency is worth 2 KiB of a NIC's time goes in 8 chunks (it
 #    went whole, in one 128 KiB slot, down a binomial tree: 4.0-4.5 ms on 4

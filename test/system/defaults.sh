@@ -288,4 +288,21 @@ run MPIR_CVAR_NUM_CLIQUES=2 MPIR_CVAR_TOPO_PRINT=1 4 $ar
 check "2 nodes x 2, rounds of 64 KiB, 1 MiB allreduce: the leaders' step per round, right results" \
     'valid && sel allreduce topo_pipeline parent 4 && once 65536 "per round up to"'
 
+# 15. reduce likewise: rounds of 2 KiB, 1 MiB, the built-in tuning's
+#     topo_pipeline: each node's first leader collects the call and the
+#     leaders reduce it in one step (one "net" event per node in the
+#     timeline, no step started per round).  Before, its step ran per
+#     round at every size (512 of them here; on 16 nodes of 16 each round
+#     paid log2 16 latencies for 8 KiB).
+rd="$tmp/coll_bench -c reduce -a default -m 1048576 -M 1048576 -i 2 -w 1 -T 0.02 -R 1 -v"
+rm -f "$tmp"/tl.*
+# shellcheck disable=SC2086
+run MPIR_CVAR_NUM_CLIQUES=2 MPIR_CVAR_TOPO_PIPELINE_CHUNK_SIZE=4096 MPIR_CVAR_TOPO_PRINT=1 \
+    MPIR_CVAR_TOPO_TIMELINE="$tmp/tl" 4 $rd
+python3 "$top/bench/timeline.py" --csv --collective reduce "$tmp/tl" >"$tmp/timeline.csv" 2>&1
+check "2 nodes x 2, rounds of 2 KiB, 1 MiB reduce: the leaders' step once from 8 KiB, right results" \
+    'valid && sel reduce topo_pipeline parent 4 &&
+     grep -q "reduce topo_pipeline, calls of several rounds (2048 B each): the leaders. step per round below 8192 B, once" "$tmp/out" &&
+     [ "$(grep -c ",net_start," "$tmp/timeline.csv")" = 0 ] && [ "$(grep -c ",net," "$tmp/timeline.csv")" = 2 ]'
+
 tap_summary defaults

@@ -72,6 +72,26 @@ cvars:
                   leader's buffer, one step on the whole call, then the
                   node copies the result out
 
+    - name        : MPIR_CVAR_TOPO_REDUCE_LEADERS_STEP
+      category    : TOPO
+      type        : enum
+      default     : auto
+      class       : none
+      verbosity   : MPI_T_VERBOSITY_USER_BASIC
+      scope       : MPI_T_SCOPE_ALL_EQ
+      description : |-
+        reduce topo_pipeline across nodes, calls of more than one round:
+        where the leaders' network step (a reduce to the root's node)
+        runs, as MPIR_CVAR_TOPO_ALLREDUCE_LEADERS_STEP for allreduce.
+        auto    - the cost model decides, as for allreduce
+        rounds  - each round's step while the node fills the next round
+        once    - each node reduces the whole call into its first
+                  leader's buffer (the root's receive buffer where the
+                  root is that leader, memory of the call's size
+                  elsewhere), the leaders reduce it to the root's node in
+                  one step, and that leader hands it to the root through
+                  the node segment
+
 === END_MPI_T_CVAR_INFO_BLOCK ===
 */
 
@@ -99,7 +119,7 @@ cvars:
  * 128 KiB slot of 16 processes makes rounds of 8 KiB, and then the rounds
  * cost several times the call's bytes (SimGrid, 16 nodes x 16, 1 MiB:
  * 11x MPICH's flat reduce-scatter + allgather).  Where the cost model
- * says so (MPIDI_Topo_allreduce_once), the leaders' step runs once: the
+ * says so (MPIDI_Topo_leaders_once), the leaders' step runs once: the
  * rounds reduce the call into the node's first leader's buffer (no
  * network step, only that leader copies out), that leader allreduces the
  * whole call among the nodes' first leaders, and the node copies the
@@ -109,6 +129,11 @@ cvars:
  * rounds: the leaders' step is a reduce to the leaders of the root's node,
  * and only the root copies the result out; the others mark a round done as
  * soon as their slice is reduced (leaders: once their network step is).
+ * Its rounds pay the same latencies, and it takes the step once where the
+ * same model says so: each node's first leader collects the call (in the
+ * root's buffer where the root is that leader, in memory of the call's
+ * size elsewhere), reduces it to the root's node's first leader, which
+ * hands it to the root through the slots (once_out).
  *
  * Cost, per round of c bytes, N nodes of L processes, k leaders per node:
  * each process copies c in and reduces c/L across L areas ((L-1).c/L
@@ -242,6 +267,8 @@ typedef struct {
     int net_blocking;           /* one round: nothing to overlap its network step with */
     int once;                   /* the leaders' step once on the whole call, after the
                                  * rounds (which then reduce within the node only) */
+    int user_wants;             /* allreduce, or reduce's root: the call's result is
+                                 * this process' (wants: the rounds' result) */
     /* several rounds: MPICH's nonblocking schedules carry no error bit, so
      * the leaders agree on failures with their last round (failed_req) */
     MPI_Aint nrounds;
@@ -625,17 +652,23 @@ static int round_out(reduction_t * x, MPI_Aint i)
     return mpi_errno_ret;
 }
 
-/* Whether an allreduce of count elements of extent bytes in rounds of c
- * elements takes the leaders' step once on the whole call (x.once), by
- * MPIR_CVAR_TOPO_ALLREDUCE_LEADERS_STEP and the cost model.  Every
- * process computes the same from the same inputs. */
-int MPIDI_Topo_allreduce_once(const MPIDI_Topo_engine_t * e, MPI_Aint count, MPI_Aint c,
-                              MPI_Aint extent)
+/* Whether an allreduce (reduce: is_reduce) of count elements of extent
+ * bytes in rounds of c elements takes the leaders' step once on the whole
+ * call (x.once), by MPIR_CVAR_TOPO_ALLREDUCE_LEADERS_STEP
+ * (MPIR_CVAR_TOPO_REDUCE_LEADERS_STEP) and the cost model.  Reduce's once
+ * copies less than allreduce's (the result goes to one process, not all),
+ * so allreduce's cost is an upper bound of it.  Every process computes
+ * the same from the same inputs. */
+int MPIDI_Topo_leaders_once(const MPIDI_Topo_engine_t * e, int is_reduce, MPI_Aint count,
+                            MPI_Aint c, MPI_Aint extent)
 {
     MPIR_Topo_model_t md = MPIDI_Topo_net_model();
     double rounds, once;
 
-    if (MPIR_CVAR_TOPO_ALLREDUCE_LEADERS_STEP != MPIR_CVAR_TOPO_ALLREDUCE_LEADERS_STEP_auto)
+    if (is_reduce && MPIR_CVAR_TOPO_REDUCE_LEADERS_STEP != MPIR_CVAR_TOPO_REDUCE_LEADERS_STEP_auto)
+        return MPIR_CVAR_TOPO_REDUCE_LEADERS_STEP == MPIR_CVAR_TOPO_REDUCE_LEADERS_STEP_once;
+    if (!is_reduce &&
+        MPIR_CVAR_TOPO_ALLREDUCE_LEADERS_STEP != MPIR_CVAR_TOPO_ALLREDUCE_LEADERS_STEP_auto)
         return MPIR_CVAR_TOPO_ALLREDUCE_LEADERS_STEP == MPIR_CVAR_TOPO_ALLREDUCE_LEADERS_STEP_once;
     return MPIR_Topo_model_allreduce_steps(&md, e->nnodes, e->k, (long long) (count * extent),
                                            (long long) (c * extent), (long long) count, &rounds,
@@ -644,9 +677,11 @@ int MPIDI_Topo_allreduce_once(const MPIDI_Topo_engine_t * e, MPI_Aint count, MPI
 
 /* x.once, after the rounds: the node's first leader holds the node's
  * reduction in its buffer; it allreduces it among the nodes' first
- * leaders, then copies the result into the slots a round at a time and
- * the node's other processes copy it out.  A failed step fails the call
- * on every local process (node_failed, set before the first slot is
+ * leaders (reduce: to the root's node's), then copies the result into the
+ * slots a round at a time and the node's other processes copy it out
+ * (reduce: the root alone, where it is not that leader; nodes without the
+ * root are done).  A failed step fails the call on every local process
+ * that waits for it (node_failed, set before the first slot is
  * published). */
 static int once_out(reduction_t * x)
 {
@@ -658,13 +693,21 @@ static int once_out(reduction_t * x)
 
     if (e->local_rank == lead && e->leader_comm) {
         MPIDI_Topo_node_errflag(e, x->errflag);
-        mpi_errno = allreduce_net(MPI_IN_PLACE, x->rbuf, x->count, x->datatype, x->op,
-                                  e->leader_comm, x->errflag);
+        if (x->root < 0)
+            mpi_errno = allreduce_net(MPI_IN_PLACE, x->rbuf, x->count, x->datatype, x->op,
+                                      e->leader_comm, x->errflag);
+        else    /* (a node without the root sends its own buffer: MPICH's way) */
+            mpi_errno = reduce_net(e->node == x->root_node ? MPI_IN_PLACE : x->rbuf, x->rbuf,
+                                   x->count, x->datatype, x->op, x->root_node, e->leader_comm,
+                                   x->errflag);
         MPIR_ERR_COLL_CHECKANDCONT(mpi_errno, *x->errflag);
         if (*x->errflag != MPIR_ERR_NONE)
             MPL_atomic_release_store_uint64(e->node_failed, 1);
         MPIDI_TOPO_EVENT(e, "net", 0, 0);
     }
+    if (x->root >= 0 && (e->node != x->root_node ||
+                         e->layout->pos[x->root] - e->layout->node_start[x->root_node] == lead))
+        return mpi_errno_ret;   /* (the root, if here, holds the result already) */
     mpi_errno = MPIDI_Topo_rounds(e, (uint64_t) x->nrounds, &base, x->errflag);
     if (mpi_errno)
         return mpi_errno;
@@ -680,7 +723,7 @@ static int once_out(reduction_t * x)
             memcpy(slot, mine, span);   /* (area 0: element 0's data at the slot) */
             MPIDI_TOPO_SHARED_DEFINED(slot, span);
             MPL_atomic_release_store_uint64(&me->avail, MPIDI_TOPO_PROG(r, 1));
-        } else {
+        } else if (x->user_wants) {
             MPIDI_TOPO_WAIT_GE(e, &MPIDI_TOPO_CTRL(e, lead)->avail, MPIDI_TOPO_PROG(r, 1));
             if (x->discard)
                 ;
@@ -722,7 +765,7 @@ static int allreduce_elements(const void *sendbuf, void *recvbuf, MPI_Aint count
     x.op = op;
     x.root = root;
     x.root_node = -1;
-    x.wants = 0;
+    x.wants = x.user_wants = 0;
     x.c = x.stride = 0;
     x.base = 0;
     x.nreq[0] = x.nreq[1] = NULL;
@@ -763,7 +806,7 @@ static int allreduce_elements(const void *sendbuf, void *recvbuf, MPI_Aint count
     x.e = e;
     /* the same on all of a node's processes; nodes may differ, their
      * leaders' steps do not */
-    x.wants = root < 0 || comm->rank == root;
+    x.wants = x.user_wants = root < 0 || comm->rank == root;
     if (root >= 0)
         x.root_node = e->layout->node[root];
     x.rbuf = (char *) recvbuf;
@@ -789,12 +832,13 @@ static int allreduce_elements(const void *sendbuf, void *recvbuf, MPI_Aint count
     mpi_errno = MPIDI_Topo_rounds(e, nrounds, &x.base, errflag);
     MPIR_ERR_CHECK(mpi_errno);
     x.stride = x.c * x.extent;
-    if (root < 0 && e->nnodes > 1 && nrounds > 1 &&
-        MPIDI_Topo_allreduce_once(e, count, x.c, x.extent)) {
-        /* the rounds reduce into the first leader's buffer alone */
+    if (e->nnodes > 1 && nrounds > 1 &&
+        MPIDI_Topo_leaders_once(e, root >= 0, count, x.c, x.extent)) {
+        /* the rounds reduce into the first leader's buffer alone: its
+         * receive buffer, where it has one for the call's result */
         x.once = 1;
         x.wants = e->local_rank == e->leader_local[0];
-        if (x.wants && discard) {
+        if (x.wants && (discard || !x.user_wants)) {
             sink = MPIR_Topo_sink_alloc(comm, count * x.extent);
             x.rbuf = (char *) sink - x.true_lb;
         }

@@ -214,28 +214,36 @@ static void print_model(MPIDI_Topo_engine_t * e, int p)
     MPIR_Topo_line_print(&line);
 }
 
-/* The same for allreduce's calls of several rounds, once the slot's size
- * is known (MPIR_CVAR_TOPO_PRINT, after the segment): the leaders' step
- * per round or once, for calls of doubles */
+/* The same for allreduce's and reduce's calls of several rounds, once
+ * the slot's size is known (MPIR_CVAR_TOPO_PRINT, after the segment): the
+ * leaders' step per round or once, for calls of doubles */
 void MPIDI_Topo_print_steps(MPIDI_Topo_engine_t * e)
 {
-    MPIR_Topo_line_t line = { .len = 0 };
-    MPI_Aint rc = (MPI_Aint) (e->slot_size / e->max_local_size / 8), once = 0;
+    MPI_Aint rc = (MPI_Aint) (e->slot_size / e->max_local_size / 8);
 
-    for (MPI_Aint c = 2 * rc; c <= ((MPI_Aint) 1 << 24) && rc > 0 && !once; c *= 2)
-        if (MPIDI_Topo_allreduce_once(e, c, rc, 8))
-            once = c * 8;
-    MPIR_Topo_line_add(&line, "mpich-topo:   allreduce topo_pipeline, calls of several rounds "
-                       "(%ld B each): the leaders' step ", (long) rc * 8);
-    if (MPIR_CVAR_TOPO_ALLREDUCE_LEADERS_STEP != MPIR_CVAR_TOPO_ALLREDUCE_LEADERS_STEP_auto)
-        MPIR_Topo_line_add(&line, "%s at every size (MPIR_CVAR_TOPO_ALLREDUCE_LEADERS_STEP)",
-                           once ? "once" : "per round");
-    else if (once)
-        MPIR_Topo_line_add(&line, "per round below %ld B, once on the whole call from there",
-                           (long) once);
-    else
-        MPIR_Topo_line_add(&line, "per round up to 128 MiB");
-    MPIR_Topo_line_print(&line);
+    for (int is_reduce = 0; is_reduce < 2; is_reduce++) {
+        MPIR_Topo_line_t line = { .len = 0 };
+        int forced = is_reduce ?
+            MPIR_CVAR_TOPO_REDUCE_LEADERS_STEP != MPIR_CVAR_TOPO_REDUCE_LEADERS_STEP_auto :
+            MPIR_CVAR_TOPO_ALLREDUCE_LEADERS_STEP != MPIR_CVAR_TOPO_ALLREDUCE_LEADERS_STEP_auto;
+        MPI_Aint once = 0;
+
+        for (MPI_Aint c = 2 * rc; c <= ((MPI_Aint) 1 << 24) && rc > 0 && !once; c *= 2)
+            if (MPIDI_Topo_leaders_once(e, is_reduce, c, rc, 8))
+                once = c * 8;
+        MPIR_Topo_line_add(&line, "mpich-topo:   %s topo_pipeline, calls of several rounds "
+                           "(%ld B each): the leaders' step ", is_reduce ? "reduce" : "allreduce",
+                           (long) rc * 8);
+        if (forced)
+            MPIR_Topo_line_add(&line, "%s at every size (MPIR_CVAR_TOPO_%s_LEADERS_STEP)",
+                               once ? "once" : "per round", is_reduce ? "REDUCE" : "ALLREDUCE");
+        else if (once)
+            MPIR_Topo_line_add(&line, "per round below %ld B, once on the whole call from there",
+                               (long) once);
+        else
+            MPIR_Topo_line_add(&line, "per round up to 128 MiB");
+        MPIR_Topo_line_print(&line);
+    }
 }
 
 /* Setup, phase 2: the levels of the reduction within this node, and this

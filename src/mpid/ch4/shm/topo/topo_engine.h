@@ -471,12 +471,12 @@ static inline MPIR_Topo_model_t MPIDI_Topo_net_model(void)
  * (topo_allreduce_pipeline.c) */
 int MPIDI_Topo_reduce_split(int nn, MPI_Aint count, MPI_Aint c, MPI_Aint short_bytes);
 
-/* whether an allreduce of count elements of extent bytes across nodes, in
- * rounds of c elements, runs the leaders' step once on the whole call
- * rather than per round (topo_allreduce_pipeline.c) */
-int MPIDI_Topo_allreduce_once(const MPIDI_Topo_engine_t * e, MPI_Aint count, MPI_Aint c,
-                              MPI_Aint extent);
-/* MPIR_CVAR_TOPO_PRINT: where MPIDI_Topo_allreduce_once switches, in this
+/* whether an allreduce (reduce: is_reduce) of count elements of extent
+ * bytes across nodes, in rounds of c elements, runs the leaders' step once
+ * on the whole call rather than per round (topo_allreduce_pipeline.c) */
+int MPIDI_Topo_leaders_once(const MPIDI_Topo_engine_t * e, int is_reduce, MPI_Aint count,
+                            MPI_Aint c, MPI_Aint extent);
+/* MPIR_CVAR_TOPO_PRINT: where MPIDI_Topo_leaders_once switches, in this
  * segment's rounds (topo_engine.c) */
 void MPIDI_Topo_print_steps(MPIDI_Topo_engine_t * e);
 

@@ -10,10 +10,11 @@
  *        -> "choice,cost,chunk" (chain or binomial, the chain's chunk)
  *   "allreduce NODES BYTES B"
  *        -> "choice,doubling,split" (one round of BYTES, doubles)
- *   "steps NODES BYTES ROUND B"
+ *   "steps NODES BYTES ROUND B [R [F]]"
  *        -> "choice,rounds,once" (an allreduce of BYTES in rounds of ROUND,
  *           one leader per node, doubles: the leaders' step per round or
- *           once)
+ *           once; R the memory's speed over the NIC's, F a reduction's,
+ *           by default the engine's)
  * Predictions are in bytes of NIC time. */
 
 #include "topo_logic.h"
@@ -23,9 +24,9 @@
 int main(void)
 {
     char line[256], what[16];
-    int nn, ppn;
+    int nn, ppn, n;
     long long m, slot;
-    double B, R, a, b;
+    double B, R, F, a, b;
 
     while (fgets(line, sizeof(line), stdin)) {
         MPIR_Topo_model_t md = MPIR_Topo_model_default;
@@ -39,8 +40,13 @@ int main(void)
             md.net_latency = B;
             int c = MPIR_Topo_model_reduce_leaders(&md, nn, m, m / 8, &a, &b);
             printf("%s,%.1f,%.1f\n", c == MPIR_TOPO_MODEL_SPLIT ? "split" : "doubling", a, b);
-        } else if (sscanf(line, "steps %d %lld %lld %lf", &nn, &m, &slot, &B) == 4) {
+        } else if ((n = sscanf(line, "steps %d %lld %lld %lf %lf %lf", &nn, &m, &slot, &B, &R,
+                               &F)) >= 4) {
             md.net_latency = B;
+            if (n >= 5)
+                md.mem_speedup = R;
+            if (n == 6)
+                md.red_speedup = F;
             int c = MPIR_Topo_model_allreduce_steps(&md, nn, 1, m, slot, m / 8, &a, &b);
             printf("%s,%.1f,%.1f\n", c == MPIR_TOPO_MODEL_ONCE ? "once" : "rounds", a, b);
         } else if (sscanf(line, "%d %d %lld %lf %lf", &nn, &ppn, &m, &B, &R) == 5 ||

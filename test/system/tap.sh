@@ -48,12 +48,16 @@ run() {
         shift
         timeout "${tap_timeout:-300}" "$mpiexec" -n "$np" "$@" >"$tmp/out" 2>&1
         r=$?
-        # hydra sometimes loses a process's last output when a process
-        # aborts (an error at MPI_Init): try once more
-        if [ $r != 0 ] && [ ! -s "$tmp/out" ]; then
+        # hydra sometimes loses all output when a process aborts (an error
+        # at MPI_Init, or returned with MPI_ERRORS_ARE_FATAL): in 2 of 12
+        # launches of defaults.sh 19's, so up to 3 more tries
+        for _ in 1 2 3; do
+            if [ $r = 0 ] || [ -s "$tmp/out" ]; then
+                break
+            fi
             timeout "${tap_timeout:-300}" "$mpiexec" -n "$np" "$@" >"$tmp/out" 2>&1
             r=$?
-        fi
+        done
         echo $r >"$tmp/rc"
     )
     rc=$(cat "$tmp/rc")

@@ -28,7 +28,8 @@
 # them, with the node's copies as delays at --copy-gbs GB/s per process.
 # Platforms: SimGrid fat trees (2 levels of 32-port switches, full
 # bisection) with InfiniBand-like links (1.5 us, 200 Gbit/s) and
-# Ethernet-like ones (10 us, 25 Gbit/s), SMPI's size-dependent latency and
+# Ethernet-like ones (10 us, 25 Gbit/s), the latencies one way between the
+# farthest nodes (each link a share), SMPI's size-dependent latency and
 # bandwidth factors off (they model one Gigabit Ethernet cluster's MPI, and
 # multiply the latency of a 64 KiB message by 11.6).  The model decides twice: with the
 # platform's own constants (B = latency x bandwidth, R = copy rate over
@@ -120,15 +121,18 @@ if [ -n "$colls" ]; then
     exit 0
 fi
 
-# platform NAME NODES BW LAT: a fat tree of NODES hosts (one leader each)
+# platform NAME NODES BW LAT_US: a fat tree of NODES hosts (one leader
+# each), LAT_US the one-way latency between the farthest (each link its
+# share of the 2 or 4 links on that route)
 platform() {
-    local tp
-    if [ "$2" -le 32 ]; then tp="1;$2;1;1"; else tp="2;32,$(($2 / 32));1,32;1,1"; fi
+    local tp lat
+    if [ "$2" -le 32 ]; then tp="1;$2;1;1"; lat=$(awk -v l="$4" 'BEGIN { print l / 2 }')
+    else tp="2;32,$(($2 / 32));1,32;1,1"; lat=$(awk -v l="$4" 'BEGIN { print l / 4 }'); fi
     cat >"$tmp/$1-$2.xml" <<EOF
 <?xml version='1.0'?>
 <!DOCTYPE platform SYSTEM "https://simgrid.org/simgrid.dtd">
 <platform version="4.1">
-  <cluster id="c" prefix="node" suffix="" radical="0-$(($2 - 1))" speed="1Gf" bw="$3" lat="$4" topology="FAT_TREE" topo_parameters="$tp" sharing_policy="FULLDUPLEX"/>
+  <cluster id="c" prefix="node" suffix="" radical="0-$(($2 - 1))" speed="1Gf" bw="$3" lat="${lat}us" topology="FAT_TREE" topo_parameters="$tp" sharing_policy="FULLDUPLEX"/>
 </platform>
 EOF
     seq 0 $(($2 - 1)) | sed 's/^/node/' >"$tmp/hosts-$2"
@@ -138,7 +142,7 @@ echo "platform,nodes,ppn,bytes,ring_s,logstep_s,model,model_ring_s,model_logstep
 echo "platform,nodes,latency_s,bytes_per_s,B,R" >"$out/constants.csv"
 t0=$(date +%s)
 # name, link bandwidth (SimGrid units and bytes/s), latency (SimGrid and s)
-for plat in "ib 200Gbps 25e9 1.5us 1.5e-6" "eth 25Gbps 3.125e9 10us 10e-6"; do
+for plat in "ib 200Gbps 25e9 1.5 1.5e-6" "eth 25Gbps 3.125e9 10 10e-6"; do
     read -r name bw bps lat lats <<<"$plat"
     for n in $nodes_l; do
         platform "$name" "$n" "$bw" "$lat"

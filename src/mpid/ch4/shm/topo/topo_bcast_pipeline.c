@@ -250,9 +250,9 @@ static void node_tree(int nn, int node, int root_node, int chain, int *parent, i
  * and waiting between the sends costs a latency each.  The rule is the
  * tree's, not each leader's: leaders that chose apart were up to 15%
  * slower than either way.  SimGrid, 4-1,024 nodes in chunks of 128 KiB
- * (bench/results/cluster-bcast-children): 1.07-3.2x faster at one chunk,
- * 0.96-1.18x at 6-8; 4 emulated nodes x 2 at 100-250 Mbit/s, 128 KiB:
- * 1.18-1.28x, 8 nodes: 1.55x. */
+ * (bench/results/cluster-bcast-children): 1.07-4.5x faster at one chunk,
+ * 1.0-1.66x at 6-8 (on fabrics 4 times slower to answer, 0.96-1.18x);
+ * 8 emulated nodes x 2 at 100 Mbit/s: 1.14-1.39x at 1-2 chunks. */
 static int one_child_at_a_time(MPIDI_Topo_engine_t * e, MPI_Aint my_chunks, int nchildren)
 {
     int levels = 0;

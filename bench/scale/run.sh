@@ -141,7 +141,8 @@ EOF
 echo "platform,nodes,ppn,bytes,ring_s,logstep_s,model,model_ring_s,model_logstep_s,default_model" >"$out/sim.csv"
 echo "platform,nodes,latency_s,bytes_per_s,B,R" >"$out/constants.csv"
 t0=$(date +%s)
-# name, link bandwidth (SimGrid units and bytes/s), latency (SimGrid and s)
+# name, link bandwidth (SimGrid units and bytes/s), one-way latency between
+# the farthest nodes (us, for platform(); and s)
 for plat in "ib 200Gbps 25e9 1.5 1.5e-6" "eth 25Gbps 3.125e9 10 10e-6"; do
     read -r name bw bps lat lats <<<"$plat"
     for n in $nodes_l; do

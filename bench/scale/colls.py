@@ -10,6 +10,12 @@
 # platform (InfiniBand-like, Ethernet-like fat trees), node count and size
 # it writes one row per variant to OUT_DIR/colls.csv:
 #   ours:<way>    the engine's schedule with that way among the leaders
+#                 (bcast's scatter: MPICH's scatter + allgather among them,
+#                 SMPI's, then the node's copy out through the slots)
+#   mpich:node-aware  MPICH's CH4 composition for bcast and allreduce: its
+#                 algorithm among the nodes, the node's phases as copies
+#                 (what the built-in tuning runs where it leaves a call to
+#                 MPICH across nodes)
 #   flat:<algo>   MPICH's flat algorithm (SMPI's), on NODES x PPN processes
 #                 (node counts in FLAT_NODES only: it simulates every
 #                 process; cells whose buffers would pass 6 GiB are left
@@ -97,6 +103,24 @@ def mpich_flat(coll, m, p):
     return "rdb" if m <= 2048 or m // 8 < p else "rab_rdb"
 
 
+def node_aware(coll, m, n, xml1, hosts1, flat, rate, timeout):
+    """MPICH's CH4 node-aware compositions (bcast alpha and beta, allreduce
+    alpha), which the built-in tuning leaves bcast below 64 KiB and
+    allreduce above 8 KiB and below 256 KiB to across nodes: MPICH's
+    algorithm among one process per node (flat.c on the nodes' leaders,
+    chosen as MPICH chooses for that many), the node's shared-memory
+    phases (POSIX release_gather, pipelined in cells of 8 KiB) as copies:
+    a bcast copies in and out, an allreduce also copies every input in
+    before the leaders' step (its reductions free, as everywhere here)"""
+    algo = mpich_flat(coll, m, n)
+    t = smpirun(xml1, hosts1, n, [flat, coll, str(m)], cfg=["smpi/%s:%s" % (coll, algo)],
+                timeout=timeout)
+    node = m / rate + min(m, 8192) / rate
+    if coll == "allreduce":
+        node *= 2
+    return ("mpich:node-aware", t and t + node, algo + " among the nodes")
+
+
 FLAT_ALGOS = {"allgather": ["rdb", "bruck", "ring"],
               "bcast": ["binomial_tree", "scatter_rdb_allgather", "scatter_LR_allgather"],
               "allreduce": ["rdb", "rab_rdb"]}
@@ -145,8 +169,18 @@ def main():
                                                         chunk), "chunk %s" % chunk))
                         rows.append(("ours:binomial", lead("binomial", m, ppn, copy_gbs,
                                                            copy_gbs / 2, SLOT), ""))
+                        # the leaders' scatter + allgather (recursive doubling:
+                        # the node counts are powers of two) on the whole
+                        # message, then each node copies it out of its
+                        # leader's buffer through the slots
+                        t = smpirun(xml1, hosts1, n, [flat, coll, str(m)],
+                                    cfg=["smpi/bcast:scatter_rdb_allgather"], timeout=timeout)
+                        share = min(SLOT, max(16384, m // 4))   # node_share's chunk
+                        rows.append(("ours:scatter", t and t + m / rate + min(m, share) / rate,
+                                     "scatter_rdb_allgather among the leaders"))
+                        rows.append(node_aware(coll, m, n, xml1, hosts1, flat, rate, timeout))
                         rows.append(("tuning", None, ("ours:" + ch) if m >= 65536 else
-                                     "flat:" + mpich_flat(coll, m, n * ppn)))
+                                     "mpich:node-aware"))
                     else:
                         # one round of the whole call, or the engine's rounds
                         cr = max(8, SLOT // ppn // 8 * 8)
@@ -181,7 +215,8 @@ def main():
                             eng = "ours:" + model(tool, "steps %d %d %d %d" % (n, m, cr, B_DEFAULT))[0]
                         else:
                             eng = "ours-one-step:" + one
-                        tuning = eng if m <= 8192 or m >= 262144 else "flat:" + mpich_flat(coll, m, n * ppn)
+                        rows.append(node_aware(coll, m, n, xml1, hosts1, flat, rate, timeout))
+                        tuning = eng if m <= 8192 or m >= 262144 else "mpich:node-aware"
                         rows.append(("tuning", None, tuning))
                     if n in flat_nodes:
                         p = n * ppn

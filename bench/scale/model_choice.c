@@ -7,7 +7,8 @@
  *   "NODES PPN BYTES B R" or "allgather NODES PPN BYTES B R"
  *        -> "choice,ring,logstep" (ring or logstep)
  *   "bcast NODES BYTES B SLOT"
- *        -> "choice,cost,chunk" (chain or binomial, the chain's chunk)
+ *        -> "choice,cost,chunk" (chain, binomial, or the leaders' scatter +
+ *           allgather with the root leading its node; the chain's chunk)
  *   "allreduce NODES BYTES B"
  *        -> "choice,doubling,split" (one round of BYTES, doubles)
  *   "steps NODES BYTES ROUND B [R [F]]"
@@ -35,7 +36,11 @@ int main(void)
             md.net_latency = B;
             int chain = MPIR_Topo_model_bcast_nodes(&md, nn, m, slot, (m + slot - 1) / slot,
                                                     MPIR_TOPO_TREE_AUTO, 4096, &chunk, &a);
-            printf("%s,%.1f,%lld\n", chain ? "chain" : "binomial", a, chunk);
+            int doubling;
+            if (MPIR_Topo_model_bcast_leaders_scatter(&md, nn, m, a, 1, &doubling, &b))
+                printf("scatter,%.1f,%lld\n", b, m);
+            else
+                printf("%s,%.1f,%lld\n", chain ? "chain" : "binomial", a, chunk);
         } else if (sscanf(line, "allreduce %d %lld %lf", &nn, &m, &B) == 3) {
             md.net_latency = B;
             int c = MPIR_Topo_model_reduce_leaders(&md, nn, m, m / 8, &a, &b);

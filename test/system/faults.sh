@@ -99,6 +99,27 @@ for v in "1 1 seg" "2 1 seg" "2 1 cma" "2 0 cma"; do
          [ "$nbcerr" -ge "$wantbc" ] && ! grep -q "wrong data" "$tmp/out" &&
          grep -q "^fault: afterwards a reduce works" "$tmp/out"'
 done
+# 4b. the same with bcast's leaders' scatter + allgather (3 emulated nodes
+#    of 2, one leader each, MPIR_CVAR_TOPO_BCAST_NODE_TREE=scatter): the
+#    root (0) without its copy fails every bcast; a leader (2) without
+#    one takes the leaders' step into scratch and its node fails the call;
+#    a process that only receives (1) fails its own
+for bad in 0 1 2; do
+    run MPIR_CVAR_ALLGATHER_INTRA_ALGORITHM=topo_pipeline \
+        MPIR_CVAR_BCAST_INTRA_ALGORITHM=topo_pipeline MPIR_CVAR_COLLECTIVE_FALLBACK=error \
+        MPIR_CVAR_TOPO_DEBUG_STAGING_NOMEM=$bad MPIR_CVAR_TOPO_LEADERS_PER_NODE=1 \
+        MPIR_CVAR_TOPO_BCAST_NODE_TREE=scatter MPIR_CVAR_TOPO_BCAST_CMA_THRESHOLD=-1 \
+        MPIR_CVAR_NUM_CLIQUES=3 MPIR_CVAR_CLIQUES_BY_BLOCK=1 6 "$tmp/fault" staging 65536
+    nown=$(grep -c "^fault: rank $bad: [a-z]*: error class 34$" "$tmp/out")
+    nag=$(grep -c '^fault: rank [0-5]: allgather: error class' "$tmp/out")
+    nbc=$(grep -c '^fault: rank [0-5]: bcast: ' "$tmp/out")
+    nbcerr=$(grep -c '^fault: rank [0-5]: bcast: error' "$tmp/out")
+    case $bad in 0) wantbc=6 ;; 1) wantbc=1 ;; *) wantbc=2 ;; esac
+    check "staging copy fails on rank $bad (3 nodes, bcast's leaders' scatter): errors where its data goes, no hang, no wrong data" \
+        '[ "$rc" = 0 ] && [ "$nown" = 2 ] && [ "$nag" = 6 ] && [ "$nbc" = 6 ] &&
+         [ "$nbcerr" -ge "$wantbc" ] && ! grep -q "wrong data" "$tmp/out" &&
+         grep -q "^fault: afterwards a reduce works" "$tmp/out"'
+done
 # the same through the nonblocking calls (the engine set up by a persistent
 # init): the failing process' own error reaches its request whole (class
 # 34), the others' requests fail, nobody waits

@@ -128,6 +128,23 @@ check "bcast topo_pipeline: a leader with fewer chunks than children sends to on
     '[ $rc = 0 ] && [ "$(topo_csv "$tmp/timeline.csv" '\''f("event") == "child" { print f("a") ":" f("b") }'\'' | tr "\n" " ")" = "0:0 0:1 " ] &&
      [ "$(topo_csv "$tmp/timeline.csv" '\''f("event") == "child" { print f("node") }'\'' | sort -u | wc -l)" = 1 ]'
 
+# 6c. on 8 nodes the leaders take 256 KiB whole by MPICH's scatter +
+#    allgather (2 log2 8 latencies and twice the bytes) where the tree of
+#    nodes would pay log2 8 chunk times (binomial) or 6 of its 10 chunks
+#    filling the chain; the cost model puts it first with the default
+#    latency (16 KiB): one network step per node ("net"), no chunk
+#    received ("recv") or forwarded ("sent") down a tree.  Before, the
+#    chain ran (SimGrid, 64 nodes x 16, 256 KiB: 1.3-2.1x slower than
+#    MPICH's node-aware scatter + allgather, bench/results/scale-sim-colls)
+rm -f "$tmp"/tl.*
+MPIR_CVAR_NUM_CLIQUES=8 MPIR_CVAR_TOPO_LEADERS_PER_NODE=1 MPIR_CVAR_TOPO_TIMELINE="$tmp/tl" \
+    MPIR_CVAR_BCAST_INTRA_ALGORITHM=topo_pipeline \
+    run 16 "$tmp/coll_bench" -c bcast -a env=topo -m 262144 -M 262144 -i 3 -w 1 -v
+python3 "$top/bench/timeline.py" --csv --collective bcast "$tmp/tl" >"$tmp/timeline.csv" 2>&1
+check "bcast topo_pipeline: 256 KiB on 8 nodes goes whole by the leaders' scatter + allgather" \
+    '[ $rc = 0 ] && [ "$(topo_csv "$tmp/timeline.csv" '\''f("event") == "net" { print f("node") }'\'' | sort -u | wc -l)" = 8 ] &&
+     [ "$(topo_csv "$tmp/timeline.csv" '\''f("event") == "recv" || f("event") == "sent"'\'' | wc -l)" = 0 ]'
+
 # 7. the chain's chunks shrink to keep it full: 64 KiB on 4 nodes where a
 #    message's latency is worth 2 KiB of a NIC's time goes in 8 chunks (it
 #    went whole, in one 128 KiB slot, down a binomial tree: 4.0-4.5 ms on 4

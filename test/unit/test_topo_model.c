@@ -101,8 +101,35 @@ static void bcast_group(void)
     CHECK(MPIR_Topo_model_bcast_nodes(&md16, 64, 8, 1 << 20, 1, MPIR_TOPO_TREE_CHAIN, 4096,
                                       &chunk, &cost) == 1, "chain forced: binomial");
     /* one process per node: scatter + allgather against the chain */
-    CHECK(MPIR_Topo_model_bcast_scatter(&md16, 64, 1 << 24) > 2.0 * (1 << 24) * 63 / 64,
-          "scatter below its bytes");
+    int doubling;
+    CHECK(MPIR_Topo_model_bcast_scatter(&md16, 64, 1 << 24, &doubling) >
+          2.0 * (1 << 24) * 63 / 64 && doubling, "scatter below its bytes, or not doubling");
+    CHECK(MPIR_Topo_model_bcast_scatter(&md16, 48, 1 << 24, &doubling) >
+          (47 + 6) * 16384.0 && !doubling, "48 nodes: not the ring");
+    tu_end();
+
+    /* several processes per node: the leaders' scatter + allgather where
+     * the tree of nodes pays log2 N message times (many nodes, tens of KiB
+     * and up); the tree where the message is small or the nodes few */
+    tu_begin("model: bcast leaders' scatter");
+    struct {
+        int nn;
+        long long m;
+        int scatter;
+    } sc[] = {
+        {1024, 256 << 10, 1}, {1024, 64 << 10, 1}, {64, 1 << 20, 1}, {256, 4 << 20, 1},
+        {1024, 1024, 0}, {2, 1 << 20, 0}, {2, 65536, 0}, {16, 16 << 20, 0}, {8, 8192, 0},
+    };
+    for (size_t i = 0; i < sizeof(sc) / sizeof(sc[0]); i++) {
+        long long m = sc[i].m, slot = 1 << 17;
+        double tree, sct;
+        MPIR_Topo_model_bcast_nodes(&md16, sc[i].nn, m, slot, (m + slot - 1) / slot,
+                                    MPIR_TOPO_TREE_AUTO, 4096, &chunk, &tree);
+        CHECK(MPIR_Topo_model_bcast_leaders_scatter(&md16, sc[i].nn, m, tree, 0, &doubling,
+                                                    &sct) == sc[i].scatter,
+              "%d nodes, %lld B: scatter %d expected (tree %.0f, scatter %.0f)", sc[i].nn, m,
+              sc[i].scatter, tree, sct);
+    }
     tu_end();
 }
 

@@ -338,7 +338,15 @@ int MPIR_Topo_model_allreduce_steps(const MPIR_Topo_model_t * md, int nn, int k,
 int MPIR_Topo_model_bcast_nodes(const MPIR_Topo_model_t * md, int nn, long long m, long long slot,
                                 long long b, int tree, long long min_chunk, long long *chunk,
                                 double *cost);
-/* MPICH's scatter + ring allgather bcast, one process per node. */
-double MPIR_Topo_model_bcast_scatter(const MPIR_Topo_model_t * md, int p, long long m);
+/* MPICH's scatter + allgather bcast, one process per node (*doubling: the
+ * allgather by recursive doubling, else the ring). */
+double MPIR_Topo_model_bcast_scatter(const MPIR_Topo_model_t * md, int p, long long m,
+                                     int *doubling);
+/* Whether a bcast across nn nodes of several processes (one leader each)
+ * takes MPICH's scatter + allgather among the leaders rather than the tree
+ * of nodes (cost tree), with that step's allgather and its cost. */
+int MPIR_Topo_model_bcast_leaders_scatter(const MPIR_Topo_model_t * md, int nn, long long m,
+                                          double tree, int root_leads, int *doubling,
+                                          double *cost);
 
 #endif /* TOPO_LOGIC_H_INCLUDED */

@@ -183,9 +183,42 @@ int MPIR_Topo_model_bcast_nodes(const MPIR_Topo_model_t * md, int nn, long long 
     return use_chain;
 }
 
-/* MPICH's scatter then ring allgather bcast on p processes, one per node:
- * (p - 1 + ceil(log2 p)) messages, 2 (p-1)/p m bytes through each NIC. */
-double MPIR_Topo_model_bcast_scatter(const MPIR_Topo_model_t * md, int p, long long m)
+/* MPICH's scatter + allgather bcast of m bytes among p processes, one per
+ * node: a binomial scatter (ceil(log2 p) messages), then an allgather by
+ * recursive doubling where p is a power of two (log2 p messages; MPICH's
+ * scatter_recursive_doubling_allgather) or else a ring (p - 1 messages;
+ * scatter_ring_allgather), each moving (p-1)/p m through a NIC:
+ *   doubling  2 log2(p).B + 2 (p-1)/p m
+ *   ring      (p - 1 + ceil(log2 p)).B + 2 (p-1)/p m
+ * Against the tree of nodes it sends the message's bytes twice, but pays
+ * log2 p latencies where the binomial tree pays log2 p message times and
+ * the chain p - 2 chunk times: on many nodes it wins from tens of KiB. */
+double MPIR_Topo_model_bcast_scatter(const MPIR_Topo_model_t * md, int p, long long m,
+                                     int *doubling)
 {
-    return (p - 1 + ceil_log2(p)) * md->net_latency + 2.0 * m * (p - 1) / p;
+    int d = ceil_log2(p);
+
+    *doubling = (1 << d) == p;
+    return (*doubling ? 2.0 * d : (double) (p - 1 + d)) * md->net_latency +
+        2.0 * m * (p - 1) / p;
+}
+
+/* A bcast of m bytes across nn nodes of several processes, one leader per
+ * node: the tree of nodes (cost tree, from MPIR_Topo_model_bcast_nodes:
+ * its chunks overlap the node's copies), or the whole message in one step
+ * of MPICH's scatter + allgather among the leaders, into each leader's
+ * buffer, which the node then copies out (m/R; on the root's node, where
+ * the root is not its leader, that leader first gets the message through
+ * the node: m/R more).  Never on 2 nodes.  Returns 1 for the scatter,
+ * with *doubling (its allgather) and *cost. */
+int MPIR_Topo_model_bcast_leaders_scatter(const MPIR_Topo_model_t * md, int nn, long long m,
+                                          double tree, int root_leads, int *doubling,
+                                          double *cost)
+{
+    double net = MPIR_Topo_model_bcast_scatter(md, nn, m, doubling);
+
+    *cost = net + (root_leads ? 1.0 : 2.0) * m / md->mem_speedup;
+    /* (2 nodes: the allgather sends the root's node back the half it
+     * has, a latency more than the tree for the same bytes) */
+    return nn > 2 && *cost < tree;
 }

@@ -69,6 +69,14 @@ cvars:
         chain    - the nodes in a line from the root's node: every node
                    sends and receives each chunk once, the lower bound on
                    each NIC, after N - 1 steps to fill the line.
+        scatter  - with one leader per node (else as auto), in segment
+                   mode: the leaders bcast the whole message by MPICH's
+                   scatter + allgather (recursive doubling on a power
+                   of two of nodes, else a ring), 2 log2(N) latencies
+                   and each NIC twice the bytes, then each node copies
+                   it out of its leader's buffer; auto takes it where
+                   the model puts it first (many nodes, from tens of
+                   KiB).
 
     - name        : MPIR_CVAR_TOPO_NETWORK_LATENCY_BYTES
       category    : TOPO
@@ -156,8 +164,9 @@ cvars:
  * as soon as it has it. */
 
 /* The trees of nodes are chosen by the cost model (topo_model.c,
- * MPIR_Topo_model_bcast_nodes: binomial, chain, and MPICH's scatter + ring
- * allgather with one process per node).  The chain's chunk shrinks with
+ * MPIR_Topo_model_bcast_nodes: binomial, chain, and MPICH's scatter +
+ * allgather, MPIR_Topo_model_bcast_scatter: among the leaders in one step
+ * on the whole message, bcast_scatter).  The chain's chunk shrinks with
  * the message, down to MPIDI_TOPO_BCAST_MIN_CHUNK, to keep the line full:
  * on 4 nodes, 64 KiB goes in one chunk where B is 16 KiB (a binomial tree
  * then costs less), in 8 where B is 2 KiB (the emulated cluster's 250
@@ -171,6 +180,8 @@ cvars:
 static int node_plan(int nn, MPI_Aint m, MPI_Aint slot, MPI_Aint b, MPI_Aint * chunk,
                      double *cost)
 {
+    /* (scatter: the tree it is weighed against, or that runs where it
+     * cannot, is auto's) */
     MPIR_Topo_model_t md = MPIDI_Topo_net_model();
     int tree = MPIR_CVAR_TOPO_BCAST_NODE_TREE == MPIR_CVAR_TOPO_BCAST_NODE_TREE_chain ?
         MPIR_TOPO_TREE_CHAIN : MPIR_CVAR_TOPO_BCAST_NODE_TREE ==
@@ -421,6 +432,133 @@ static int bcast_segment(MPIDI_Topo_engine_t * e, const MPIDI_Topo_tbuf_t * tb, 
     goto fn_exit;
 }
 
+/* MPICH's scatter + allgather bcast of m bytes on comm (the leaders'):
+ * recursive doubling (doubling) or a ring */
+static int bcast_scatter_net(void *buf, MPI_Aint count, MPI_Datatype datatype, int root,
+                             int doubling, MPIR_Comm * comm, MPIR_Errflag_t * errflag)
+{
+    if (doubling)
+        return MPIR_Bcast_intra_scatter_recursive_doubling_allgather(buf, count, datatype, root,
+                                                                     comm, errflag);
+    return MPIR_Bcast_intra_scatter_ring_allgather(buf, count, datatype, root, comm, errflag);
+}
+
+/* Whether the leaders, one per node, take the whole message in one step
+ * of MPICH's scatter + allgather (bcast_scatter) instead of chunks down
+ * the tree of nodes: by MPIR_CVAR_TOPO_BCAST_NODE_TREE, else where the
+ * cost model puts it first (MPIR_Topo_model_bcast_leaders_scatter, against
+ * the tree bcast_segment would take).  Every process computes the same
+ * from the same inputs. */
+static int leaders_scatter(MPIDI_Topo_engine_t * e, MPI_Aint m, int root, int *doubling)
+{
+    MPIR_Topo_model_t md = MPIDI_Topo_net_model();
+    MPI_Aint slot = e->bcast_areas.area ? e->bcast_areas.area : (MPI_Aint) e->slot_size, chunk;
+    int root_leads = e->layout->leader[e->layout->node[root] * e->k] == root;
+    double tree, cost;
+
+    if (e->k > 1)
+        return 0;
+    if (MPIR_CVAR_TOPO_BCAST_NODE_TREE == MPIR_CVAR_TOPO_BCAST_NODE_TREE_scatter) {
+        MPIR_Topo_model_bcast_scatter(&md, e->nnodes, m, doubling);
+        return 1;
+    }
+    if (MPIR_CVAR_TOPO_BCAST_NODE_TREE != MPIR_CVAR_TOPO_BCAST_NODE_TREE_auto)
+        return 0;
+    node_plan(e->nnodes, m, slot, (m + slot - 1) / slot, &chunk, &tree);
+    return MPIR_Topo_model_bcast_leaders_scatter(&md, e->nnodes, m, tree, root_leads, doubling,
+                                                 &cost);
+}
+
+/* Local process src shares m bytes with its node through the slots, as a
+ * bcast within one node does: it packs each chunk from tb, the others
+ * unpack it into theirs.  In 4 chunks or more (of MPIDI_TOPO_SHARE_CHUNK
+ * at least, a slot at most), so that the others' copy out overlaps all
+ * but the first chunk's copy in: the network step before it overlaps
+ * nothing. */
+#define MPIDI_TOPO_SHARE_CHUNK (16 * 1024)
+static int node_share(MPIDI_Topo_engine_t * e, const MPIDI_Topo_tbuf_t * tb, MPI_Aint m, int src,
+                      MPIR_Errflag_t * errflag)
+{
+    int mpi_errno = MPI_SUCCESS, mpi_errno_ret = MPI_SUCCESS;
+    MPIDI_Topo_ctrl_t *me = MPIDI_TOPO_CTRL(e, e->local_rank);
+    MPI_Aint quarter = ((m + 3) / 4 + 63) & ~(MPI_Aint) 63;
+    MPI_Aint chunk = MPL_MIN((MPI_Aint) e->slot_size, MPL_MAX(quarter, MPIDI_TOPO_SHARE_CHUNK));
+    MPI_Aint nchunks = (m + chunk - 1) / chunk;
+    uint64_t base;
+
+    mpi_errno = MPIDI_Topo_rounds(e, (uint64_t) nchunks, &base, errflag);
+    if (mpi_errno)
+        return mpi_errno;
+    for (MPI_Aint i = 0; i < nchunks; i++) {
+        uint64_t r = base + 1 + i;
+        MPI_Aint off = i * chunk, len = MPL_MIN(chunk, m - off);
+        char *slot = MPIDI_TOPO_SLOT(e, r);
+
+        if (e->local_rank == src) {
+            if (r > MPIDI_TOPO_NSLOTS)
+                MPIDI_TOPO_WAIT_ALL(e, done, 0, e->local_size, r - MPIDI_TOPO_NSLOTS);
+            mpi_errno = MPIDI_Topo_tbuf_pack(tb, off, slot, len);
+            MPIDI_TOPO_LOCAL_ERR(e, mpi_errno, mpi_errno_ret, errflag);
+            MPIDI_TOPO_SHARED_DEFINED(slot, len);
+            MPL_atomic_release_store_uint64(&me->arrive, r);
+            MPIDI_TOPO_EVENT(e, "in", i, 0);
+        } else {
+            MPIDI_TOPO_WAIT_GE(e, &MPIDI_TOPO_CTRL(e, src)->arrive, r);
+            mpi_errno = MPIDI_Topo_tbuf_unpack(tb, off, slot, len);
+            MPIDI_TOPO_LOCAL_ERR(e, mpi_errno, mpi_errno_ret, errflag);
+            MPIDI_TOPO_EVENT(e, "out", i, 0);
+        }
+        MPL_atomic_release_store_uint64(&me->done, r);
+    }
+    return mpi_errno_ret;
+}
+
+/* Scatter mode (leaders_scatter), one leader per node: on the root's node
+ * the message first goes through the slots, its leader keeping it whole,
+ * unless the root leads the node; the leaders then bcast it whole with
+ * MPICH's scatter + allgather, each into its own buffer; then every other
+ * node's leader (and a root that leads its node) shares it through the
+ * slots.  Where a tree of nodes pays log2 N chunk times (or N - 2 on the
+ * chain), this pays 2 log2 N latencies and each NIC carries the message
+ * twice; the node's copy out of its leader's buffer overlaps nothing.
+ * buf: this process' contiguous buffer (tb's), NULL where it could not
+ * stage one. */
+static int bcast_scatter(MPIDI_Topo_engine_t * e, const MPIDI_Topo_tbuf_t * tb, char *buf,
+                         MPI_Aint m, int root, int doubling, MPIR_Comm * comm,
+                         MPIR_Errflag_t * errflag)
+{
+    int mpi_errno = MPI_SUCCESS, mpi_errno_ret = MPI_SUCCESS;
+    int root_node = e->layout->node[root];
+    int root_local = e->layout->pos[root] - e->layout->node_start[root_node];
+    int root_leads = e->layout->leader[root_node] == root;
+    char *sink = NULL;
+
+    if (e->node == root_node && !root_leads) {
+        mpi_errno = node_share(e, tb, m, root_local, errflag);
+        MPIR_ERR_ADD(mpi_errno_ret, mpi_errno);
+    }
+    if (e->leader_comm) {
+        /* (without a buffer of its own, the leader takes the messages in
+         * whole and drops them) */
+        if (buf == NULL)
+            buf = sink = MPIR_Topo_sink_alloc(comm, m);
+        MPIDI_Topo_node_errflag(e, errflag);
+        mpi_errno = bcast_scatter_net(buf, m, MPI_BYTE, root_node, doubling, e->leader_comm,
+                                      errflag);
+        MPIR_ERR_COLL_CHECKANDCONT(mpi_errno, *errflag);
+        /* (before the slots: the node's processes fail the call too) */
+        if (*errflag != MPIR_ERR_NONE)
+            MPL_atomic_release_store_uint64(e->node_failed, 1);
+        MPIDI_TOPO_EVENT(e, "net", 0, 0);
+    }
+    if (e->node != root_node || root_leads) {
+        mpi_errno = node_share(e, tb, m, e->leader_local[0], errflag);
+        MPIR_ERR_ADD(mpi_errno_ret, mpi_errno);
+    }
+    MPL_free(sink);
+    return MPIDI_Topo_check_node(e, mpi_errno_ret, errflag);
+}
+
 /* A small bcast within one node (at most MPIDI_TOPO_CELL_BYTES): the root
  * writes the data into its cell of the call and then the cell's sequence
  * word; the others wait on that word and copy out.  One cache-line
@@ -585,7 +723,7 @@ static int bcast_direct(MPIDI_Topo_engine_t * e, char *buf, MPI_Aint m, int root
 
 /* One process per node: the network step alone, on comm: the chain of
  * nodes, MPICH's binomial tree (sent whole: nch = 1) or, from
- * MPIR_CVAR_BCAST_SHORT_MSG_SIZE, MPICH's scatter then ring allgather,
+ * MPIR_CVAR_BCAST_SHORT_MSG_SIZE, MPICH's scatter then allgather,
  * whichever the cost model above puts first.  On 4 emulated nodes at
  * 250 Mbit/s (bench/cluster.sh) chain, binomial and scatter took 13.0,
  * 15.9 and 11.7 ms at 256 KiB, 44, 69 and 62 ms at 1 MiB, 156, 281 and
@@ -599,13 +737,15 @@ static int bcast_one_per_node(void *buffer, MPI_Aint count, MPI_Datatype datatyp
     /* (MPICH's binomial tree sends the message whole) */
     int chain = node_plan(p, m, MPIDI_Topo_net_chunk(), 1, &chunk, &cost);
 
-    if (MPIR_CVAR_TOPO_BCAST_NODE_TREE == MPIR_CVAR_TOPO_BCAST_NODE_TREE_auto &&
-        m >= MPIR_CVAR_BCAST_SHORT_MSG_SIZE) {
+    if (MPIR_CVAR_TOPO_BCAST_NODE_TREE == MPIR_CVAR_TOPO_BCAST_NODE_TREE_scatter ||
+        (MPIR_CVAR_TOPO_BCAST_NODE_TREE == MPIR_CVAR_TOPO_BCAST_NODE_TREE_auto &&
+         m >= MPIR_CVAR_BCAST_SHORT_MSG_SIZE)) {
         MPIR_Topo_model_t md = MPIDI_Topo_net_model();
-        double scatter = MPIR_Topo_model_bcast_scatter(&md, p, m);
-        if (scatter < cost)
-            return MPIR_Bcast_intra_scatter_ring_allgather(buffer, count, datatype, root, comm,
-                                                           errflag);
+        int doubling;
+        double scatter = MPIR_Topo_model_bcast_scatter(&md, p, m, &doubling);
+        if (scatter < cost ||
+            MPIR_CVAR_TOPO_BCAST_NODE_TREE == MPIR_CVAR_TOPO_BCAST_NODE_TREE_scatter)
+            return bcast_scatter_net(buffer, count, datatype, root, doubling, comm, errflag);
     }
     if (chain) {
         int next = (comm->rank + 1) % p, forwards = vr + 2 < p;
@@ -622,10 +762,13 @@ static int bcast_by_segment(MPIDI_Topo_engine_t * e, char *buf, MPI_Aint m, int 
                             MPIR_Comm * comm, MPIR_Errflag_t * errflag)
 {
     MPIDI_Topo_tbuf_t cb;
+    int doubling;
 
     MPIDI_Topo_tbuf_init(&cb, buf, m, MPI_BYTE);
     if (buf == NULL)
         MPIDI_Topo_tbuf_discard(&cb);
+    if (e->nnodes > 1 && leaders_scatter(e, m, root, &doubling))
+        return bcast_scatter(e, &cb, buf, m, root, doubling, comm, errflag);
     return bcast_segment(e, &cb, m, root, comm, errflag);
 }
 

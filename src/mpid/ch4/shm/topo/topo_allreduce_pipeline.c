@@ -706,7 +706,7 @@ static int once_out(reduction_t * x)
         MPIDI_TOPO_EVENT(e, "net", 0, 0);
     }
     if (x->root >= 0 && (e->node != x->root_node ||
-                         e->layout->pos[x->root] - e->layout->node_start[x->root_node] == lead))
+                         MPIDI_Topo_local_index(e, x->root) == lead))
         return mpi_errno_ret;   /* (the root, if here, holds the result already) */
     mpi_errno = MPIDI_Topo_rounds(e, (uint64_t) x->nrounds, &base, x->errflag);
     if (mpi_errno)

@@ -279,7 +279,7 @@ static int bcast_segment(MPIDI_Topo_engine_t * e, const MPIDI_Topo_tbuf_t * tb, 
     int mpi_errno = MPI_SUCCESS, mpi_errno_ret = MPI_SUCCESS;
     int am_root = (comm->rank == root);
     int root_node = e->layout->node[root];
-    int root_local = e->layout->pos[root] - e->layout->node_start[root_node];
+    int root_local = MPIDI_Topo_local_index(e, root);
     int parent = -1, nchildren = 0, children[32];
     int nlocal = e->local_size, k = e->k;
     MPI_Aint chunk, nchunks;
@@ -529,7 +529,7 @@ static int bcast_scatter(MPIDI_Topo_engine_t * e, const MPIDI_Topo_tbuf_t * tb, 
 {
     int mpi_errno = MPI_SUCCESS, mpi_errno_ret = MPI_SUCCESS;
     int root_node = e->layout->node[root];
-    int root_local = e->layout->pos[root] - e->layout->node_start[root_node];
+    int root_local = MPIDI_Topo_local_index(e, root);
     int root_leads = e->layout->leader[root_node] == root;
     char *sink = NULL;
 
@@ -604,7 +604,7 @@ static int bcast_direct(MPIDI_Topo_engine_t * e, char *buf, MPI_Aint m, int root
     int mpi_errno = MPI_SUCCESS, mpi_errno_ret = MPI_SUCCESS;
     int am_root = (comm->rank == root);
     int root_node = e->layout->node[root];
-    int root_local = e->layout->pos[root] - e->layout->node_start[root_node];
+    int root_local = MPIDI_Topo_local_index(e, root);
     int parent = -1, nchildren = 0, children[32];
     int nlocal = e->local_size, k = e->k;
     MPI_Aint chunk, nchunks, nmine = 0, nposted = 0, nrounds;
@@ -843,8 +843,7 @@ int MPIDI_Topo_bcast_pipeline(void *buffer, MPI_Aint count, MPI_Datatype datatyp
     MPIDI_Topo_tbuf_init(&tb, buffer, count, datatype);
     if (e->nnodes == 1 && m <= MPIDI_TOPO_CELL_BYTES) {
         MPIDI_Topo_timeline_begin(e, comm, "bcast", m);
-        mpi_errno = bcast_cell(e, &tb, m, e->layout->pos[root] - e->layout->node_start[0],
-                               errflag);
+        mpi_errno = bcast_cell(e, &tb, m, MPIDI_Topo_local_index(e, root), errflag);
         MPIDI_Topo_timeline_end(e);
         goto fn_exit;
     }

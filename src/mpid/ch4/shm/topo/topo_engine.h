@@ -411,6 +411,12 @@ static inline int MPIDI_Topo_staged_result(const MPIDI_Topo_tbuf_t * t, const vo
     return staging_errno;
 }
 
+/* The local index of comm rank `rank` within its node (roots) */
+static inline int MPIDI_Topo_local_index(const MPIDI_Topo_engine_t * e, int rank)
+{
+    return e->layout->pos[rank] - e->layout->node_start[e->layout->node[rank]];
+}
+
 /* Before a leader sends its node's data to other nodes: once a local process
  * has failed, the sends carry the error bit, so that the other nodes fail
  * the call rather than take what was sent as good. */

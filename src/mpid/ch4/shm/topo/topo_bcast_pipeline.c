@@ -3,6 +3,7 @@
  */
 
 #include "topo_engine.h"
+#include "coll_trace.h"
 
 /*
 === BEGIN_MPI_T_CVAR_INFO_BLOCK ===
@@ -467,6 +468,34 @@ static int leaders_scatter(MPIDI_Topo_engine_t * e, MPI_Aint m, int root, int *d
     node_plan(e->nnodes, m, slot, (m + slot - 1) / slot, &chunk, &tree);
     return MPIR_Topo_model_bcast_leaders_scatter(&md, e->nnodes, m, tree, root_leads, doubling,
                                                  &cost);
+}
+
+/* MPIR_CVAR_TOPO_PRINT, with the segment (topo_engine_segment.c): the
+ * sizes, powers of two, at which the leaders take the whole message by
+ * scatter + allgather, for a root that leads its node */
+void MPIDI_Topo_print_bcast(MPIDI_Topo_engine_t * e)
+{
+    MPIR_Topo_line_t line = { .len = 0 };
+    MPI_Aint lo = 0, hi = 0;
+    int doubling = 0;
+
+    for (MPI_Aint m = 1024; m <= ((MPI_Aint) 1 << 30); m *= 2)
+        if (leaders_scatter(e, m, e->layout->leader[0], &doubling)) {
+            lo = lo ? lo : m;
+            hi = m;
+        }
+    MPIR_Topo_line_add(&line, "mpich-topo:   bcast topo_pipeline, %d nodes, latency %d B: ",
+                       e->nnodes, MPIR_CVAR_TOPO_NETWORK_LATENCY_BYTES);
+    if (lo)
+        MPIR_Topo_line_add(&line, "the leaders' scatter + %s allgather from %ld to %ld B%s, "
+                           "the tree of nodes elsewhere", doubling ? "recursive-doubling" : "ring",
+                           (long) lo, (long) hi,
+                           MPIR_CVAR_TOPO_BCAST_NODE_TREE == MPIR_CVAR_TOPO_BCAST_NODE_TREE_scatter
+                           ? " (MPIR_CVAR_TOPO_BCAST_NODE_TREE)" : "");
+    else
+        MPIR_Topo_line_add(&line, "the tree of nodes at every size%s",
+                           e->k > 1 ? " (several leaders per node)" : "");
+    MPIR_Topo_line_print(&line);
 }
 
 /* Local process src shares m bytes with its node through the slots, as a

@@ -485,6 +485,9 @@ int MPIDI_Topo_leaders_once(const MPIDI_Topo_engine_t * e, int is_reduce, MPI_Ai
 /* MPIR_CVAR_TOPO_PRINT: where MPIDI_Topo_leaders_once switches, in this
  * segment's rounds (topo_engine.c) */
 void MPIDI_Topo_print_steps(MPIDI_Topo_engine_t * e);
+/* MPIR_CVAR_TOPO_PRINT: where bcast's leaders take the whole message by
+ * scatter + allgather (topo_bcast_pipeline.c) */
+void MPIDI_Topo_print_bcast(MPIDI_Topo_engine_t * e);
 
 /* topo_pipeline's exchange among the leaders of an allgather of m bytes
  * per process across nodes, by MPIR_CVAR_TOPO_ALLGATHER_LEADERS and the

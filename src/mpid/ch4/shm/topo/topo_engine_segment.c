@@ -337,8 +337,10 @@ int MPIDI_Topo_setup_segment(MPIR_Comm * comm, MPIDI_Topo_engine_t * e, MPIR_Err
     if (MPIR_CVAR_TOPO_PRINT && e->node == 0 && e->local_rank == 0) {
         fprintf(stderr, "mpich-topo:   node segment: %d slots of %zu B, %zu B in all\n",
                 MPIDI_TOPO_NSLOTS, e->slot_size, e->seg_size);
-        if (e->nnodes > 1)
+        if (e->nnodes > 1) {
             MPIDI_Topo_print_steps(e);
+            MPIDI_Topo_print_bcast(e);
+        }
     }
 
   fn_exit:

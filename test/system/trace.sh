@@ -104,11 +104,19 @@ check "MPIR_CVAR_TOPO_TIMELINE records every process's chunks of one call; bench
 #    chain must win the tie (it sends the message once per NIC; on 4
 #    emulated nodes x 2 at 250 Mbit/s it took 11.3 ms, the binomial tree
 #    15.0 ms).  A chain's leaders send on 3 nodes, a binomial tree's on 2.
-rm -f "$tmp"/tl.*
-MPIR_CVAR_NUM_CLIQUES=4 MPIR_CVAR_TOPO_LEADERS_PER_NODE=1 MPIR_CVAR_TOPO_TIMELINE="$tmp/tl" \
-    MPIR_CVAR_BCAST_INTRA_ALGORITHM=topo_pipeline \
-    run 8 "$tmp/coll_bench" -c bcast -a env=topo -m 262144 -M 262144 -i 3 -w 1 -v
-python3 "$top/bench/timeline.py" --csv --collective bcast "$tmp/tl" >"$tmp/timeline.csv" 2>&1
+# (bcast_timeline NODES NP BYTES [VAR=VALUE...]: one bcast topo_pipeline of
+# BYTES on NP processes in NODES emulated nodes of one leader each, its
+# timeline in $tmp/timeline.csv)
+bcast_timeline() {
+    nodes=$1 np=$2 bytes=$3
+    shift 3
+    rm -f "$tmp"/tl.*
+    run MPIR_CVAR_NUM_CLIQUES="$nodes" MPIR_CVAR_TOPO_LEADERS_PER_NODE=1 \
+        MPIR_CVAR_TOPO_TIMELINE="$tmp/tl" MPIR_CVAR_BCAST_INTRA_ALGORITHM=topo_pipeline "$@" \
+        "$np" "$tmp/coll_bench" -c bcast -a env=topo -m "$bytes" -M "$bytes" -i 3 -w 1 -v
+    python3 "$top/bench/timeline.py" --csv --collective bcast "$tmp/tl" >"$tmp/timeline.csv" 2>&1
+}
+bcast_timeline 4 8 262144
 check "bcast topo_pipeline: at a tie in the cost model, the chain of nodes (4 nodes, 2 chunks)" \
     '[ $rc = 0 ] && [ "$(topo_csv "$tmp/timeline.csv" '\''f("event") == "sent" { print f("node") }'\'' | sort -u | wc -l)" = 3 ]'
 
@@ -119,11 +127,7 @@ check "bcast topo_pipeline: at a tie in the cost model, the chain of nodes (4 no
 #    NIC, so the first child forwarded only after both had it: on 8
 #    emulated nodes x 2 at 100 Mbit/s 128 KiB took 46-51 ms, 30 ms one child
 #    at a time; bench/results/cluster-bcast-children)
-rm -f "$tmp"/tl.*
-MPIR_CVAR_NUM_CLIQUES=4 MPIR_CVAR_TOPO_LEADERS_PER_NODE=1 MPIR_CVAR_TOPO_TIMELINE="$tmp/tl" \
-    MPIR_CVAR_TOPO_BCAST_NODE_TREE=binomial MPIR_CVAR_BCAST_INTRA_ALGORITHM=topo_pipeline \
-    run 8 "$tmp/coll_bench" -c bcast -a env=topo -m 131072 -M 131072 -i 3 -w 1 -v
-python3 "$top/bench/timeline.py" --csv --collective bcast "$tmp/tl" >"$tmp/timeline.csv" 2>&1
+bcast_timeline 4 8 131072 MPIR_CVAR_TOPO_BCAST_NODE_TREE=binomial
 check "bcast topo_pipeline: a leader with fewer chunks than children sends to one child after the other" \
     '[ $rc = 0 ] && [ "$(topo_csv "$tmp/timeline.csv" '\''f("event") == "child" { print f("a") ":" f("b") }'\'' | tr "\n" " ")" = "0:0 0:1 " ] &&
      [ "$(topo_csv "$tmp/timeline.csv" '\''f("event") == "child" { print f("node") }'\'' | sort -u | wc -l)" = 1 ]'
@@ -136,11 +140,7 @@ check "bcast topo_pipeline: a leader with fewer chunks than children sends to on
 #    received ("recv") or forwarded ("sent") down a tree.  Before, the
 #    chain ran (SimGrid, 64 nodes x 16, 256 KiB: 1.3-2.1x slower than
 #    MPICH's node-aware scatter + allgather, bench/results/scale-sim-colls)
-rm -f "$tmp"/tl.*
-MPIR_CVAR_NUM_CLIQUES=8 MPIR_CVAR_TOPO_LEADERS_PER_NODE=1 MPIR_CVAR_TOPO_TIMELINE="$tmp/tl" \
-    MPIR_CVAR_BCAST_INTRA_ALGORITHM=topo_pipeline \
-    run 16 "$tmp/coll_bench" -c bcast -a env=topo -m 262144 -M 262144 -i 3 -w 1 -v
-python3 "$top/bench/timeline.py" --csv --collective bcast "$tmp/tl" >"$tmp/timeline.csv" 2>&1
+bcast_timeline 8 16 262144
 check "bcast topo_pipeline: 256 KiB on 8 nodes goes whole by the leaders' scatter + allgather" \
     '[ $rc = 0 ] && [ "$(topo_csv "$tmp/timeline.csv" '\''f("event") == "net" { print f("node") }'\'' | sort -u | wc -l)" = 8 ] &&
      [ "$(topo_csv "$tmp/timeline.csv" '\''f("event") == "recv" || f("event") == "sent"'\'' | wc -l)" = 0 ]'
@@ -149,11 +149,7 @@ check "bcast topo_pipeline: 256 KiB on 8 nodes goes whole by the leaders' scatte
 #    message's latency is worth 2 KiB of a NIC's time goes in 8 chunks (it
 #    went whole, in one 128 KiB slot, down a binomial tree: 4.0-4.5 ms on 4
 #    emulated nodes x 2 at 250 Mbit/s, 1.9 ms in 8 chunks)
-rm -f "$tmp"/tl.*
-MPIR_CVAR_NUM_CLIQUES=4 MPIR_CVAR_TOPO_LEADERS_PER_NODE=1 MPIR_CVAR_TOPO_TIMELINE="$tmp/tl" \
-    MPIR_CVAR_TOPO_NETWORK_LATENCY_BYTES=2048 MPIR_CVAR_BCAST_INTRA_ALGORITHM=topo_pipeline \
-    run 8 "$tmp/coll_bench" -c bcast -a env=topo -m 65536 -M 65536 -i 3 -w 1 -v
-python3 "$top/bench/timeline.py" --csv --collective bcast "$tmp/tl" >"$tmp/timeline.csv" 2>&1
+bcast_timeline 4 8 65536 MPIR_CVAR_TOPO_NETWORK_LATENCY_BYTES=2048
 check "bcast topo_pipeline: the chain of 4 nodes takes 64 KiB in 8 chunks where a latency is 2 KiB" \
     '[ $rc = 0 ] && [ "$(topo_csv "$tmp/timeline.csv" '\''f("event") == "recv"'\'' | wc -l)" = 24 ] &&
      [ "$(topo_csv "$tmp/timeline.csv" '\''f("event") == "sent" { print f("node") }'\'' | sort -u | wc -l)" = 3 ]'

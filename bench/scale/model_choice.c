@@ -8,7 +8,8 @@
  *        -> "choice,ring,logstep" (ring or logstep)
  *   "bcast NODES BYTES B SLOT"
  *        -> "choice,cost,chunk" (chain, binomial, or the leaders' scatter +
- *           allgather with the root leading its node; the chain's chunk)
+ *           allgather with the root leading its node; the chunk the chain
+ *           takes where it runs, forced or chosen)
  *   "allreduce NODES BYTES B"
  *        -> "choice,doubling,split" (one round of BYTES, doubles)
  *   "steps NODES BYTES ROUND B [R [F]]"
@@ -34,13 +35,18 @@ int main(void)
         if (sscanf(line, "bcast %d %lld %lf %lld", &nn, &m, &B, &slot) == 4) {
             long long chunk;
             md.net_latency = B;
+            long long chain_chunk;
+            double c;
             int chain = MPIR_Topo_model_bcast_nodes(&md, nn, m, slot, (m + slot - 1) / slot,
                                                     MPIR_TOPO_TREE_AUTO, 4096, &chunk, &a);
             int doubling;
+            /* (the chain's own chunk, as where it is forced) */
+            MPIR_Topo_model_bcast_nodes(&md, nn, m, slot, (m + slot - 1) / slot,
+                                        MPIR_TOPO_TREE_CHAIN, 4096, &chain_chunk, &c);
             if (MPIR_Topo_model_bcast_leaders_scatter(&md, nn, m, a, 1, &doubling, &b))
-                printf("scatter,%.1f,%lld\n", b, m);
+                printf("scatter,%.1f,%lld\n", b, chain_chunk);
             else
-                printf("%s,%.1f,%lld\n", chain ? "chain" : "binomial", a, chunk);
+                printf("%s,%.1f,%lld\n", chain ? "chain" : "binomial", a, chain_chunk);
         } else if (sscanf(line, "allreduce %d %lld %lf", &nn, &m, &B) == 3) {
             md.net_latency = B;
             int c = MPIR_Topo_model_reduce_leaders(&md, nn, m, m / 8, &a, &b);

@@ -40,6 +40,13 @@ done
 # small allreduces and reduces in two stages through cells (groups [0] [1 2])
 vg "cell groups of 2" "-env MPIR_CVAR_TOPO_CELL_FANIN 2 -env MPIR_CVAR_REDUCE_INTRA_ALGORITHM topo_pipeline" \
     -- ./topo_allreduce -small=1 -userops=0
+# bcast's leaders' scatter + allgather: the root's node shares the message
+# before the leaders' step where the root does not lead it (2 nodes of 2
+# and 1), after it elsewhere; one process per node (3 nodes)
+for cl in 2 3; do
+    vg "$cl clique(s), the leaders' scatter" "-env MPIR_CVAR_NUM_CLIQUES $cl -env MPIR_CVAR_TOPO_LEADERS_PER_NODE 1 -env MPIR_CVAR_TOPO_BCAST_NODE_TREE scatter" \
+        -- ./topo_bcast
+done
 rm -rf "$logs"
 echo "valgrind: $((n - fail)) passed, $fail failed"
 [ $fail = 0 ]

@@ -91,7 +91,8 @@ cvars:
         (latency times bandwidth), which the cost model of bcast
         topo_pipeline across nodes weighs against each chunk: the smaller
         it is, the smaller the chunks of the chain of nodes and the sooner
-        the chain beats a binomial tree. 16384 (default) suits 10-100
+        the chain beats a binomial tree; the larger, the sooner the
+        leaders' scatter + allgather (2 log2 N latencies) beats both. 16384 (default) suits 10-100
         Gbit/s networks (a 128 KiB message takes 5 to 8 times a message's
         latency); the emulated cluster's 250 Mbit/s NICs are about 2048.
         allreduce and reduce topo_pipeline across nodes also weigh it: the

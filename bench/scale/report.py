@@ -134,8 +134,8 @@ def colls(d):
             dflt or "-", f(td), g(xf)))
     out += ["", "## Verdict", "",
             "- the tuning's choice within 5%% of the best simulated option, ours and MPICH's: "
-            "%d of %d cells (%d of %d where MPICH's flat algorithms were simulated too, "
-            "16 and 64 nodes)" % (within_all, total_all, within, total)]
+            "%d of %d cells (%d of %d where MPICH's flat algorithms were simulated too)"
+            % (within_all, total_all, within, total)]
     for loss, k, tun, best in sorted(misses, reverse=True):
         out.append("  - %.2fx: %s %d x %d %s %s: %s, where %s is faster" % (
             loss, k[0], k[1], k[2], k[3], size(k[4]), tun, best))

@@ -271,6 +271,29 @@ check "one node, topo_pipeline chosen by the user: nothing tried" 'valid && ! gr
 run MPIR_CVAR_NUM_CLIQUES=2 4 $(bc 1048576)
 check "2 nodes x 2: nothing tried (learning is for one node)" 'valid && ! grep -q "bcast learned" "$tmp/out"'
 
+# 13b. large allreduces and reduces within one node likewise learn
+#      between the segment and the single copy (CMA), each collective
+#      apart: from 64 KiB, with TRIALS, not where the user chose
+#      topo_pipeline, without CMA, or across nodes
+rlearned() { grep -E "^mpich-topo: $1 learned on a one-node communicator of $2, $3 B: (segment|cma) " "$tmp/out"; }
+rc_() { echo "$tmp/coll_bench -c $1 -a ${3:-default} -m $2 -M $2 -i 30 -w 0 -R 1 -v"; }
+run MPIR_CVAR_TOPO_ALLREDUCE_TRIALS=2 2 -bind-to core $(rc_ allreduce,reduce 1048576)
+check "one node, 2 processes, 1 MiB allreduce and reduce: segment and CMA tried, each agreed once, right results" \
+    'valid && [ "$(rlearned allreduce 2 1048576 | wc -l)" = 1 ] && [ "$(rlearned reduce 2 1048576 | wc -l)" = 1 ]'
+run MPIR_CVAR_TOPO_ALLREDUCE_TRIALS=2 3 $(rc_ allreduce,reduce 4194304)
+check "one node, 3 processes, 4 MiB allreduce and reduce: each agreed once, right results" \
+    'valid && [ "$(rlearned allreduce 3 4194304 | wc -l)" = 1 ] && [ "$(rlearned reduce 3 4194304 | wc -l)" = 1 ]'
+run 2 -bind-to core $(rc_ allreduce,reduce 32768)
+check "one node, 32 KiB allreduce and reduce: nothing tried" 'valid && ! grep -q "reduce learned" "$tmp/out"'
+run MPIR_CVAR_TOPO_ALLREDUCE_TRIALS=0 2 -bind-to core $(rc_ allreduce 1048576)
+check "one node, MPIR_CVAR_TOPO_ALLREDUCE_TRIALS=0: nothing tried" 'valid && ! grep -q "reduce learned" "$tmp/out"'
+run MPIR_CVAR_TOPO_CMA=off 2 -bind-to core $(rc_ allreduce 1048576)
+check "one node, CMA off: nothing to learn between" 'valid && ! grep -q "reduce learned" "$tmp/out"'
+run MPIR_CVAR_ALLREDUCE_INTRA_ALGORITHM=topo_pipeline 2 -bind-to core $(rc_ allreduce 1048576 env=forced)
+check "one node, allreduce topo_pipeline chosen by the user: nothing tried" 'valid && ! grep -q "reduce learned" "$tmp/out"'
+run MPIR_CVAR_NUM_CLIQUES=2 4 $(rc_ allreduce,reduce 1048576)
+check "2 nodes x 2, allreduce and reduce: nothing tried (learning is for one node)" 'valid && ! grep -q "reduce learned" "$tmp/out"'
+
 # 14. allreduce across nodes in several rounds: where the rounds are small
 #     against the leaders' step's latencies (64 processes per node share a
 #     128 KiB slot in rounds of 2 KiB: here 2 per node share a 4 KiB one)

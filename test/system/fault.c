@@ -4,7 +4,8 @@
 
 /* Fault injection for the engine (test/system/faults.sh).
  *
- *   fault cma BYTES   a CMA-sized allgather works; then every process
+ *   fault cma BYTES [reduce]  a CMA-sized allgather (reduce: an
+ *                     allreduce of BYTES of ints, MPI_BOR) works; then every process
  *                     drops CAP_SYS_PTRACE (so that root is refused like
  *                     anyone else) and rank 1 turns non-dumpable, so reads
  *                     of its memory fail (EPERM); the next allgather must
@@ -153,6 +154,17 @@ static void then_reductions(MPI_Comm comm, int n)
     }
     free(a);
     free(b);
+}
+
+/* cma's call: an allgather of m bytes per process, or (red) an allreduce
+ * of m bytes of ints by MPI_BOR; every byte of a process's input is its
+ * rank + 1 */
+static int cma_call(int red, char *send, char *recv, long m)
+{
+    if (red)
+        return MPI_Allreduce(send, recv, (int) (m / sizeof(int)), MPI_INT, MPI_BOR,
+                             MPI_COMM_WORLD);
+    return MPI_Allgather(send, (int) m, MPI_BYTE, recv, (int) m, MPI_BYTE, MPI_COMM_WORLD);
 }
 
 int main(int argc, char **argv)
@@ -354,17 +366,17 @@ int main(int argc, char **argv)
             printf("fault: afterwards a reduce %s\n", sum == m * size ? "works" : "is wrong");
         fflush(stdout);
     } else {
-        int err = MPI_Allgather(send, (int) m, MPI_BYTE, recv, (int) m, MPI_BYTE,
-                                MPI_COMM_WORLD);
+        int red = argc > 3 && strcmp(argv[3], "reduce") == 0;
+        int err = cma_call(red, send, recv, m);
         if (err != MPI_SUCCESS) {
-            printf("fault: rank %d: the first allgather failed\n", rank);
+            printf("fault: rank %d: the first %s failed\n", rank, red ? "allreduce" : "allgather");
             MPI_Abort(MPI_COMM_WORLD, 2);
         }
         drop_ptrace_capability();
         if (rank == 1)
             prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
         MPI_Barrier(MPI_COMM_WORLD);
-        err = MPI_Allgather(send, (int) m, MPI_BYTE, recv, (int) m, MPI_BYTE, MPI_COMM_WORLD);
+        err = cma_call(red, send, recv, m);
         if (err != MPI_SUCCESS) {
             /* the error's stack is longer than MPI_MAX_ERROR_STRING: the
              * string must end inside its buffer, and nothing after it may
@@ -384,10 +396,14 @@ int main(int argc, char **argv)
                 printf("fault: rank %d: MPI_Error_string wrote past its buffer\n", rank);
             printf("fault: rank %d: error: %s\n", rank, b.msg);
         } else {
-            int bad = 0;
+            int bad = 0, all = 0;
             for (int q = 0; q < size; q++)
+                all |= q + 1;
+            for (int q = 0; q < size && !red; q++)
                 for (long i = 0; i < m; i++)
                     bad |= recv[(long) q * m + i] != (char) (q + 1);
+            for (long i = 0; i < (long) (m / sizeof(int)) * (long) sizeof(int) && red; i++)
+                bad |= recv[i] != (char) all;
             printf("fault: rank %d: success%s\n", rank, bad ? " with wrong data" : "");
         }
         then_reductions(MPI_COMM_WORLD, (int) (m / sizeof(int)));

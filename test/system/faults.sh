@@ -43,6 +43,19 @@ for cl in 1 2; do
         '[ "$nerr" -ge 1 ] && ! grep -q "MPI_Error_string wrote past" "$tmp/out"'
 done
 
+# 1b. the same in the single-copy allreduce within one node (each process
+#     reads its slice of the others' inputs, then their reduced slices):
+#     every process returns an error, nobody hangs or takes wrong data
+#     as good
+# shellcheck disable=SC2086
+run MPIR_CVAR_ALLREDUCE_INTRA_ALGORITHM=topo_pipeline MPIR_CVAR_TOPO_ALLREDUCE_CMA_THRESHOLD=4096 \
+    4 "$tmp/fault" cma 262144 reduce
+nerr=$(grep -c '^fault: rank [0-9]*: error' "$tmp/out")
+nrefused=$(grep -c 'MPIDI_Topo_cma_read' "$tmp/out")
+check "CMA refused mid-call, single-copy allreduce (1 node): every process returns an error, no hang, no wrong data" \
+    '[ "$rc" = 0 ] && [ "$nrefused" -ge 1 ] && [ "$nerr" = 4 ] && ! grep -q "wrong data" "$tmp/out"'
+check "CMA refused mid-call, single-copy allreduce: /dev/shm left clean" 'shm_clean'
+
 # 2. SIGKILL of one process during a long engine allgather (segment mode,
 #    many rounds): the job ends within 60 s, with a failure, and /dev/shm is
 #    left clean
@@ -169,10 +182,12 @@ check "staging copy fails: /dev/shm left clean" 'shm_clean'
 #     round: MPICH's error bit; several: the leaders agree with the last),
 #     so every process of every node errs.  Before, the other nodes took
 #     the failed node's data as good ("success with wrong data").
-for v in "4 2 65536" "4 2 1048576" "6 3 1048576" "4 1 1048576"; do
+#     One node also with the single-copy reduction (CMA from 4 KiB).
+for v in "4 2 65536" "4 2 1048576" "6 3 1048576" "4 1 1048576" \
+    "4 1 1048576 MPIR_CVAR_TOPO_ALLREDUCE_CMA_THRESHOLD=4096"; do
     set -- $v
-    np=$1 cl=$2 m=$3
-    run MPIR_CVAR_ALLREDUCE_INTRA_ALGORITHM=topo_pipeline \
+    np=$1 cl=$2 m=$3 extra=${4:-MPIR_CVAR_TOPO_ALLREDUCE_CMA_THRESHOLD=-1}
+    run $extra MPIR_CVAR_ALLREDUCE_INTRA_ALGORITHM=topo_pipeline \
         MPIR_CVAR_REDUCE_INTRA_ALGORITHM=topo_pipeline MPIR_CVAR_BARRIER_INTRA_ALGORITHM=topo_flags \
         MPIR_CVAR_COLLECTIVE_FALLBACK=error MPIR_CVAR_TOPO_DEBUG_NODE_FAILED=1 \
         MPIR_CVAR_TOPO_LEADERS_PER_NODE=2 MPIR_CVAR_NUM_CLIQUES=$cl MPIR_CVAR_CLIQUES_BY_BLOCK=1 \
@@ -181,9 +196,25 @@ for v in "4 2 65536" "4 2 1048576" "6 3 1048576" "4 1 1048576"; do
     nall=$(grep -c '^fault: rank [0-9]*: then ' "$tmp/out")
     nerr=$(grep -v ': then allreduce 4: ' "$tmp/out" |
         grep -c '^fault: rank [0-9]*: then [a-z]* [0-9]*: error class 15$')
-    check "a process fails its part of allreduce/reduce/barrier ($np processes, $cl node(s), $m B): every process errs, no hang, no wrong data" \
+    check "a process fails its part of allreduce/reduce/barrier ($np processes, $cl node(s), $m B${4:+, CMA}): every process errs, no hang, no wrong data" \
         '[ "$rc" = 0 ] && [ "$nall" = $((5 * np)) ] && [ "$nerr" = $((4 * np)) ] && ! grep -q "wrong data" "$tmp/out"'
 done
+
+# 4e. the single-copy reduce on one node: a process other than the root
+#     cannot allocate the temporary of its reduced slice
+#     (MPIR_CVAR_TOPO_DEBUG_STAGING_NOMEM=1): it takes part without data
+#     and returns MPI_ERR_NO_MEM (class 34), the others an error (15), no
+#     hang.  (The calls before it may report the failure too on a process
+#     that ends them after rank 1 failed: a node's failure is never
+#     cleared.)
+run MPIR_CVAR_ALLREDUCE_INTRA_ALGORITHM=topo_pipeline MPIR_CVAR_REDUCE_INTRA_ALGORITHM=topo_pipeline \
+    MPIR_CVAR_TOPO_ALLREDUCE_CMA_THRESHOLD=4096 MPIR_CVAR_TOPO_DEBUG_STAGING_NOMEM=1 \
+    4 "$tmp/fault" nodefail 65536
+check "single-copy reduce, rank 1's temporary not allocated: it returns MPI_ERR_NO_MEM, the others an error, no hang, no wrong data" \
+    '[ "$rc" = 0 ] && [ "$(grep -c "^fault: rank [0-3]: then " "$tmp/out")" = 20 ] &&
+     grep -q "^fault: rank 1: then reduce 32768: error class 34$" "$tmp/out" &&
+     [ "$(grep -c "^fault: rank [023]: then reduce 32768: error class 15$" "$tmp/out")" = 3 ] &&
+     ! grep -q "wrong data" "$tmp/out"'
 
 # 4d. the allgather learner where the engine's ways fail (fast) and
 #     MPICH's ring works: a failed call's time says nothing of its way, so

@@ -238,4 +238,24 @@ for coll in bcast allgather; do
     done
 done
 
+# 12. the single-copy reduction within one node
+#     (MPIR_CVAR_TOPO_ALLREDUCE_CMA_THRESHOLD=0): on 3 processes each one
+#     reduces its slice once, straight from the others' buffers ("reduced"
+#     once, nothing copied into the segment: no "in"), and reads the 2
+#     other slices ("out"); reduce: the root only.  Before, every such call
+#     went through the segment, round by round.
+for coll in allreduce reduce; do
+    rm -f "$tmp"/tl.*
+    MPIR_CVAR_NUM_CLIQUES=1 MPIR_CVAR_TOPO_ALLREDUCE_CMA_THRESHOLD=0 \
+        MPIR_CVAR_TOPO_TIMELINE="$tmp/tl" MPIR_CVAR_ALLREDUCE_INTRA_ALGORITHM=topo_pipeline \
+        MPIR_CVAR_REDUCE_INTRA_ALGORITHM=topo_pipeline \
+        run 3 "$tmp/coll_bench" -c $coll -a env=topo -m 1048576 -M 1048576 -i 3 -w 1 -v
+    python3 "$top/bench/timeline.py" --csv --collective $coll "$tmp/tl" >"$tmp/timeline.csv" 2>&1
+    # (the benchmark's own small allreduces are recorded too)
+    ev() { topo_csv "$tmp/timeline.csv" "f(\"bytes\") == 1048576 && f(\"event\") == \"$1\"" | wc -l; }
+    if [ $coll = allreduce ]; then outs=6; else outs=2; fi
+    check "$coll, CMA from 0 B, one node of 3, 1 MiB: each process reduces its slice once from the others' buffers, then $outs slices read in all" \
+        '[ $rc = 0 ] && grep -q ",ok$" "$tmp/out" && ! grep -q wrong "$tmp/out" && [ "$(ev reduced)" = 3 ] && [ "$(ev in)" = 0 ] && [ "$(ev out)" = $outs ]'
+done
+
 tap_summary trace

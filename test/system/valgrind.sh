@@ -47,6 +47,10 @@ for cl in 2 3; do
     vg "$cl clique(s), the leaders' scatter" "-env MPIR_CVAR_NUM_CLIQUES $cl -env MPIR_CVAR_TOPO_LEADERS_PER_NODE 1 -env MPIR_CVAR_TOPO_BCAST_NODE_TREE scatter" \
         -- ./topo_bcast
 done
+# the single-copy reduction within one node: each process reduces its
+# slice from the others' buffers (CMA) into its own, then reads theirs
+vg "the single-copy reduction" "-env MPIR_CVAR_TOPO_ALLREDUCE_CMA_THRESHOLD 0 -env MPIR_CVAR_REDUCE_INTRA_ALGORITHM topo_pipeline" \
+    -- ./topo_allreduce -userops=0
 rm -rf "$logs"
 echo "valgrind: $((n - fail)) passed, $fail failed"
 [ $fail = 0 ]

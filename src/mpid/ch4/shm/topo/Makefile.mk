@@ -20,6 +20,7 @@ mpi_core_sources += \
     src/mpid/ch4/shm/topo/topo_allgather_learn.c \
     src/mpid/ch4/shm/topo/topo_learn.c \
     src/mpid/ch4/shm/topo/topo_allreduce_pipeline.c \
+    src/mpid/ch4/shm/topo/topo_allreduce_cma.c \
     src/mpid/ch4/shm/topo/topo_barrier_flags.c
 
 noinst_HEADERS += \

@@ -747,9 +747,11 @@ static int allreduce_elements(const void *sendbuf, void *recvbuf, MPI_Aint count
                               MPI_Datatype datatype, MPI_Op op, int root, MPIR_Comm * comm,
                               int discard, const char **why_not, MPIR_Errflag_t * errflag)
 {
-    int mpi_errno = MPI_SUCCESS, mpi_errno_ret = MPI_SUCCESS, contig;
+    int mpi_errno = MPI_SUCCESS, mpi_errno_ret = MPI_SUCCESS, contig, way;
     void *sink = NULL;
     MPIDI_Topo_engine_t *e = NULL;
+    MPIDI_Topo_learn_t *lrn = NULL;
+    MPL_time_t t0;
     MPI_Aint nrounds;
     reduction_t x;
 
@@ -826,12 +828,27 @@ static int allreduce_elements(const void *sendbuf, void *recvbuf, MPI_Aint count
         *why_not = "one element is larger than a slot (MPIR_CVAR_TOPO_PIPELINE_CHUNK_SIZE)";
         goto fn_exit;
     }
+    x.stride = x.c * x.extent;
+    /* within one node, large calls may read the inputs where they are
+     * (topo_allreduce_cma.c): by MPIR_CVAR_TOPO_ALLREDUCE_CMA_THRESHOLD,
+     * or learned (lrn) */
+    way = MPIDI_Topo_reduce_way(e, root >= 0, count * x.extent, !x.has_holes, &lrn);
+    if (lrn)
+        MPL_wtime(&t0);
+    if (way) {
+        MPIDI_Topo_timeline_begin(e, comm, root < 0 ? "allreduce" : "reduce", count * x.extent);
+        mpi_errno = MPIDI_Topo_reduce_direct(e, x.sbuf, x.rbuf, count, datatype, op,
+                                             root < 0 ? -1 : MPIDI_Topo_local_index(e, root),
+                                             discard, x.stride, errflag);
+        MPIR_ERR_ADD(mpi_errno_ret, mpi_errno);
+        MPIDI_Topo_timeline_end(e);
+        goto learned;
+    }
     nrounds = (count + x.c - 1) / x.c;
     x.nrounds = nrounds;
     x.net_blocking = nrounds == 1;
     mpi_errno = MPIDI_Topo_rounds(e, nrounds, &x.base, errflag);
     MPIR_ERR_CHECK(mpi_errno);
-    x.stride = x.c * x.extent;
     if (e->nnodes > 1 && nrounds > 1 &&
         MPIDI_Topo_leaders_once(e, root >= 0, count, x.c, x.extent)) {
         /* the rounds reduce into the first leader's buffer alone: its
@@ -870,6 +887,19 @@ static int allreduce_elements(const void *sendbuf, void *recvbuf, MPI_Aint count
         MPIR_ERR_ADD(mpi_errno_ret, mpi_errno);
     }
     MPIDI_Topo_timeline_end(e);
+  learned:
+    if (lrn) {
+        /* (a failed call's time says nothing of its way: 0) */
+        int failed = mpi_errno_ret != MPI_SUCCESS ||
+            MPL_atomic_acquire_load_uint64(e->node_failed);
+        double dt;
+        MPL_time_t t1;
+        MPL_wtime(&t1);
+        MPL_wtime_diff(&t0, &t1, &dt);
+        mpi_errno = MPIDI_Topo_reduce_trial(lrn, root >= 0, way, failed ? 0.0 : dt,
+                                            count * x.extent, comm, errflag);
+        MPIR_ERR_ADD(mpi_errno_ret, mpi_errno);
+    }
     mpi_errno = MPI_SUCCESS;
 
   fn_exit:

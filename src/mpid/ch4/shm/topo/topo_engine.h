@@ -251,6 +251,8 @@ typedef struct MPIDI_Topo_engine {
     uint64_t calls[3];          /* bcast, allgather, allreduce calls made */
     MPIDI_Topo_learn_t ag_learn[MPIDI_TOPO_LEARN_CLASSES];
     MPIDI_Topo_learn_t bcast_learn[MPIDI_TOPO_LEARN_CLASSES];
+    MPIDI_Topo_learn_t allreduce_learn[MPIDI_TOPO_LEARN_CLASSES];
+    MPIDI_Topo_learn_t reduce_learn[MPIDI_TOPO_LEARN_CLASSES];
     struct MPIDI_Topo_timeline *tl;     /* the call being recorded, or NULL */
 } MPIDI_Topo_engine_t;
 
@@ -494,6 +496,24 @@ void MPIDI_Topo_print_bcast(MPIDI_Topo_engine_t * e);
  * cost model, with the model's predictions (topo_allgather_pipeline.c) */
 MPIDI_Topo_leader_step_t MPIDI_Topo_allgather_leaders(MPIDI_Topo_engine_t * e, int p, MPI_Aint m,
                                                       double *ring, double *logstep);
+
+/* The single-copy reduction within one node (topo_allreduce_cma.c) of
+ * count packed elements of a predefined type without holes: root_local <
+ * 0: allreduce; sbuf the input (rbuf: in place), rbuf the result (where
+ * this process gets one); discard: this process takes part without data
+ * (MPIDI_Topo_staging_failed); stride: the bytes of a process's area of a
+ * slot, its scratch (one element at least). */
+int MPIDI_Topo_reduce_direct(MPIDI_Topo_engine_t * e, const char *sbuf, char *rbuf,
+                             MPI_Aint count, MPI_Datatype datatype, MPI_Op op, int root_local,
+                             int discard, MPI_Aint stride, MPIR_Errflag_t * errflag);
+/* Whether an allreduce (reduce: is_reduce) of m bytes takes it (usable: its
+ * type has no holes), by MPIR_CVAR_TOPO_ALLREDUCE_CMA_THRESHOLD or learned:
+ * then *l is the size class learning, and MPIDI_Topo_reduce_trial counts
+ * the call (dt: its time, 0 where it failed) */
+int MPIDI_Topo_reduce_way(MPIDI_Topo_engine_t * e, int is_reduce, MPI_Aint m, int usable,
+                          MPIDI_Topo_learn_t ** l);
+int MPIDI_Topo_reduce_trial(MPIDI_Topo_learn_t * l, int is_reduce, int way, double dt,
+                            MPI_Aint m, MPIR_Comm * comm, MPIR_Errflag_t * errflag);
 
 /* CMA (topo_engine_cma.c): the setup's probe of whether this process may
  * read its neighbour's memory (*ok), and giving back the PR_SET_PTRACER

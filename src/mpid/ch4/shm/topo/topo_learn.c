@@ -15,8 +15,9 @@
  * the choice to the application's own calls.  Every member makes the same
  * calls with the same bytes (MPI's type signature rule), sees the same
  * CVARs and the same CMA probe (agreed at setup), so all take the same
- * way at the same call.  Used by allgather (topo_allgather_learn.c) and
- * bcast (topo_bcast_pipeline.c) topo_pipeline. */
+ * way at the same call.  Used by allgather (topo_allgather_learn.c), bcast
+ * (topo_bcast_pipeline.c), allreduce and reduce (topo_allreduce_cma.c)
+ * topo_pipeline. */
 
 #include "topo_engine.h"
 #include "coll_trace.h"

@@ -7,8 +7,9 @@
 #      debug output (ompi-cluster.txt);
 #   3. 16 processes on one node, 8 B-1 MiB: mpich-topo's default, MPICH
 #      4.0.2's default, forced topo_pipeline, Open MPI, and allreduce with
-#      the flat small reduction (MPIR_CVAR_TOPO_CELL_FANIN=0) and with
-#      512 KiB slots (MPIR_CVAR_TOPO_PIPELINE_CHUNK_SIZE);
+#      the flat small reduction (MPIR_CVAR_TOPO_CELL_FANIN=0), with
+#      512 KiB slots (MPIR_CVAR_TOPO_PIPELINE_CHUNK_SIZE) and with the
+#      single-copy reduction forced (MPIR_CVAR_TOPO_ALLREDUCE_CMA_THRESHOLD);
 #   4. 16 processes on 4 emulated nodes x 4 (bench/cluster-suite.sh at
 #      2 Gbit/s and its half, block, 64 KiB-1 MiB, Open MPI default and
 #      coll_han beside MPICH): issue 13's targets, with each process on a
@@ -197,6 +198,10 @@ if [ "$(left)" -gt 60 ]; then
     # slot cut in 16 areas), each with two waits on all 16: 4x larger slots
     # tell whether those waits are what 256 KiB pays for
     one mpich-topo-slot512k allreduce mpiexec -genv MPIR_CVAR_TOPO_PIPELINE_CHUNK_SIZE 524288 \
+        -n $np -bind-to core "$dev/coll_bench" -a default
+    # the single-copy reduction (topo_allreduce_cma.c) forced from 64 KiB,
+    # beside the default, which learns between it and the segment there
+    one mpich-topo-cma allreduce mpiexec -genv MPIR_CVAR_TOPO_ALLREDUCE_CMA_THRESHOLD 65536 \
         -n $np -bind-to core "$dev/coll_bench" -a default
     one mpich allgather,bcast,allreduce mpiexec "${s[@]}" -n $np -bind-to core "$dev/coll_bench" \
         -a default,topo_pipeline

@@ -7,9 +7,9 @@
 # fastest and the median launch of each, by OSU's average latency
 # (averaged over the processes) and its maximum (the slowest process).
 #
-#   bench/osu.sh --src DIR [--np P] [--rounds N] [--max BYTES]
+#   bench/osu.sh --src DIR [--np P] [--rounds N] [--min BYTES] [--max BYTES]
 #                [--colls "bcast allreduce allgather reduce"] [--iters N]
-#                [--device ofi|ucx] [--out DIR]
+#                [--device ofi|ucx] [--out DIR] [--ours "LABEL:VAR=VAL[,VAR=VAL...] ..."]
 #
 # DIR: the OSU micro-benchmarks source (7.4 was used: its tarball from
 # mvapich.cse.ohio-state.edu, unpacked; nothing here downloads it).  It is
@@ -20,9 +20,13 @@
 # bench/results/osu-local) gets osu.csv, commands.txt and summary.md.
 # OSU reuses one buffer for every call (cache-hot, no data written between
 # calls); bench/alternate.sh --cold is the off-cache counterpart.
+# --ours adds launches of mpich-topo with CVARs set (a way forced, say),
+# each under its LABEL, alternating with the others and compared in the
+# summary like the peers.
 set -eu
 top=$(cd "$(dirname "$0")/.." && pwd)
-src= np=2 rounds=3 max=16777216 colls="bcast allreduce allgather reduce" iters=2000 dev=ofi
+src= np=2 rounds=3 min=4 max=16777216 colls="bcast allreduce allgather reduce" iters=2000 dev=ofi
+ours=
 out=$top/bench/results/osu-local
 cmdline="bench/osu.sh $*"
 while [ $# -gt 0 ]; do
@@ -30,7 +34,9 @@ while [ $# -gt 0 ]; do
         --src) src=$2; shift ;;
         --np) np=$2; shift ;;
         --rounds) rounds=$2; shift ;;
+        --min) min=$2; shift ;;
         --max) max=$2; shift ;;
+        --ours) ours=$2; shift ;;
         --colls) colls=$2; shift ;;
         --iters) iters=$2; shift ;;
         --device) dev=$2; shift ;;
@@ -66,8 +72,24 @@ tmpd=$(mktemp -d)
 trap 'rm -rf "$tmpd"' EXIT
 sh "$top/maint/stock-tuning.sh" "$tmpd"
 bin() { echo "$build/$1/c/mpi/collective/blocking/osu_$2"; }
-osu_args=(-f -m "4:$max" -i "$iters")
+osu_args=(-f -m "$min:$max" -i "$iters")
+# the CVARs of a --ours label, as mpiexec -env pairs
+ours_env() {
+    local v
+    for v in $ours; do
+        [ "${v%%:*}" = "$1" ] || continue
+        echo "${v#*:}" | tr ',' '\n' | while IFS='=' read -r k val; do printf -- '-env %s %s ' "$k" "$val"; done
+    done
+}
 launch() {      # label coll
+    case $1 in
+        mpich-topo|mpich-default|openmpi5) ;;
+        *)
+            # shellcheck disable=SC2046
+            env FI_PROVIDER=tcp "$prefix/bin/mpiexec" -n "$np" -bind-to core $(ours_env "$1") \
+                "$(bin mpich-topo "$2")" "${osu_args[@]}"
+            return ;;
+    esac
     case $1 in
         mpich-topo)
             env FI_PROVIDER=tcp "$prefix/bin/mpiexec" -n "$np" -bind-to core \
@@ -86,13 +108,18 @@ launch() {      # label coll
     echo "mpich-topo:    FI_PROVIDER=tcp install-$dev/bin/mpiexec -n $np -bind-to core osu_COLL ${osu_args[*]}"
     echo "mpich-default: the same with MPIR_CVAR_COLL_SELECTION_TUNING_JSON_FILE and MPIR_CVAR_CH4_COLL_SELECTION_TUNING_JSON_FILE from maint/stock-tuning.sh"
     echo "openmpi5:      .cache/openmpi-5.0.7/bin/mpirun -n $np --bind-to core osu_COLL ${osu_args[*]}"
+    for v in $ours; do
+        echo "${v%%:*}: the same as mpich-topo with ${v#*:}"
+    done
 } >"$out/commands.txt"
 csv=$out/osu.csv
 echo "round,label,collective,bytes,avg_us,min_us,max_us,iterations" >"$csv"
 labels="mpich-topo mpich-default openmpi5"
+for v in $ours; do labels="$labels ${v%%:*}"; done
+nlabels=$(echo $labels | wc -w)
 for r in $(seq 1 "$rounds"); do
     order=$labels
-    for i in $(seq 2 $(( (r - 1) % 3 + 1 ))); do
+    for i in $(seq 2 $(( (r - 1) % nlabels + 1 ))); do
         order="${order#* } ${order%% *}"
     done
     for c in $colls; do
@@ -105,14 +132,14 @@ for r in $(seq 1 "$rounds"); do
     done
     echo "osu.sh: round $r of $rounds done ($order)" >&2
 done
-python3 - "$csv" "$cmdline" "$rounds" "$np" >"$out/summary.md" <<'EOF'
+python3 - "$csv" "$cmdline" "$rounds" "$np" "$labels" >"$out/summary.md" <<'EOF'
 import csv, statistics, sys
 rows = list(csv.DictReader(open(sys.argv[1])))
 t = {}
 for r in rows:
     t.setdefault((r["collective"], int(r["bytes"])), {}).setdefault(r["label"], []).append(
         (float(r["avg_us"]), float(r["max_us"])))
-peers = ["mpich-default", "openmpi5"]
+peers = sys.argv[5].split()[1:]
 print("# OSU micro-benchmarks 7.4, %s processes on one node\n" % sys.argv[4])
 print("`%s`: %s rounds, each one launch of each. OSU's latency in us: avg (over processes "
       "of each one's mean) and max (the slowest process' mean), per size the fastest launch "
@@ -138,7 +165,7 @@ for (c, b) in sorted(t):
     cells = [c, str(b), "%.2f" % o[0]]
     for p in peers:
         cells += ["%.2f" % best[p][0], "%.2f" % (best[p][0] / o[0])]
-        if best[p][0] / o[0] < 1:
+        if best[p][0] / o[0] < 1 and p in ("mpich-default", "openmpi5"):
             behind.append("%s %d B: %.2fx %s (avg)" % (c, b, best[p][0] / o[0], p))
     cells += ["%.2f" % o[1]]
     for p in peers:
@@ -146,7 +173,7 @@ for (c, b) in sorted(t):
     cells += ["%.2f" % med["mpich-topo"], "%.2f" % med["openmpi5"],
               "%.2f" % (med["openmpi5"] / med["mpich-topo"])]
     print("| " + " | ".join(cells) + " |")
-print("\nFastest launches where mpich-topo is behind (avg): " +
+print("\nFastest launches where mpich-topo is behind a peer (avg): " +
       ("; ".join(behind) if behind else "none") + ".")
 EOF
 echo "osu.sh: $out/summary.md" >&2

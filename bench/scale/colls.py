@@ -4,7 +4,7 @@
 # leader per node, the node's phases as delays) beside MPICH's flat
 # algorithms over every process (flat.c, SMPI's implementations of them).
 #
-#   colls.py BINDIR OUT_DIR NODES PPN SIZES COLLS FLAT_NODES COPY_GBS TIMEOUT
+#   colls.py BINDIR OUT_DIR NODES PPN SIZES COLLS FLAT_NODES COPY_GBS TIMEOUT [RED_FRACTION]
 #
 # BINDIR holds leaders, flat and model_choice (built by run.sh).  For each
 # platform (InfiniBand-like, Ethernet-like fat trees), node count and size
@@ -23,7 +23,10 @@
 # and report.py --colls summarises them.  Allreduce: the leaders' step is
 # simulated; the node's phases (copy in, reduce one's slice, copy out) are
 # added here at COPY_GBS (reductions free, as SMPI's flat algorithms'
-# are), and the engine's
+# are, unless RED_FRACTION > 0: then the node's reductions, ours and those
+# of MPICH's composition, run at RED_FRACTION x COPY_GBS, the cost model's
+# ratio being 0.5; the leaders' steps and the flat algorithms still reduce
+# for free), and the engine's
 # rounds (a slot of 128 KiB split among the node's processes) composed as
 # the engine runs them: round r's leaders' step while the node copies in
 # and reduces round r+1 and copies out round r-1 (ours:rounds), or the
@@ -103,7 +106,13 @@ def mpich_flat(coll, m, p):
     return "rdb" if m <= 2048 or m // 8 < p else "rab_rdb"
 
 
-def node_aware(coll, m, n, xml1, hosts1, flat, rate, timeout):
+# MPICH 4.0.2's release_gather reduce (MPIR_CVAR_REDUCE_INTRANODE_TREE_TYPE
+# kary, _KVAL 4): a node's root reduces its up to 4 children's inputs, cell
+# after cell
+RG_KVAL = 4
+
+
+def node_aware(coll, m, n, ppn, xml1, hosts1, flat, rate, red, timeout):
     """MPICH's CH4 node-aware compositions (bcast alpha and beta, allreduce
     alpha), which the built-in tuning leaves bcast below 64 KiB and
     allreduce above 8 KiB and below 256 KiB to across nodes: MPICH's
@@ -111,13 +120,14 @@ def node_aware(coll, m, n, xml1, hosts1, flat, rate, timeout):
     chosen as MPICH chooses for that many), the node's shared-memory
     phases (POSIX release_gather, pipelined in cells of 8 KiB) as copies:
     a bcast copies in and out, an allreduce also copies every input in
-    before the leaders' step (its reductions free, as everywhere here)"""
+    before the leaders' step, and its root reduces its tree children's
+    inputs at red bytes/s (infinite: free)"""
     algo = mpich_flat(coll, m, n)
     t = smpirun(xml1, hosts1, n, [flat, coll, str(m)], cfg=["smpi/%s:%s" % (coll, algo)],
                 timeout=timeout)
     node = m / rate + min(m, 8192) / rate
     if coll == "allreduce":
-        node *= 2
+        node = 2 * node + min(RG_KVAL, ppn - 1) * m / red
     return ("mpich:node-aware", t and t + node, algo + " among the nodes")
 
 
@@ -129,6 +139,7 @@ FLAT_ALGOS = {"allgather": ["rdb", "bruck", "ring"],
 def main():
     global COPY_BW
     bindir, out, nodes, ppn, sizes, colls, flat_nodes, copy_gbs, timeout = sys.argv[1:10]
+    red_fraction = float(sys.argv[10]) if len(sys.argv) > 10 else 0.0
     nodes = [int(x) for x in nodes.split()]
     flat_nodes = [int(x) for x in flat_nodes.split()]
     sizes = [int(x) for x in sizes.split()]
@@ -138,7 +149,9 @@ def main():
     # SMPI's flat algorithms reduce in no simulated time: so do ours here,
     # or the comparison would charge only one side
     rate, red_gbs = copy_gbs * 1e9, 1e6
-    red = red_gbs * 1e9
+    # the node's reductions (the leaders' steps' stay free: MPICH's
+    # composition runs SMPI's algorithms among the nodes)
+    red = red_fraction * rate if red_fraction > 0 else red_gbs * 1e9
     leaders, flat, tool = (os.path.join(bindir, x) for x in ("leaders", "flat", "model_choice"))
     os.makedirs(out, exist_ok=True)
     f = open(os.path.join(out, "colls.csv"), "w", newline="")
@@ -178,7 +191,7 @@ def main():
                         share = min(SLOT, max(16384, m // 4))   # node_share's chunk
                         rows.append(("ours:scatter", t and t + m / rate + min(m, share) / rate,
                                      "scatter_rdb_allgather among the leaders"))
-                        rows.append(node_aware(coll, m, n, xml1, hosts1, flat, rate, timeout))
+                        rows.append(node_aware(coll, m, n, ppn, xml1, hosts1, flat, rate, red, timeout))
                         rows.append(("tuning", None, ("ours:" + ch) if m >= 65536 else
                                      "mpich:node-aware"))
                     else:
@@ -215,7 +228,7 @@ def main():
                             eng = "ours:" + model(tool, "steps %d %d %d %d" % (n, m, cr, B_DEFAULT))[0]
                         else:
                             eng = "ours-one-step:" + one
-                        rows.append(node_aware(coll, m, n, xml1, hosts1, flat, rate, timeout))
+                        rows.append(node_aware(coll, m, n, ppn, xml1, hosts1, flat, rate, red, timeout))
                         tuning = eng if m <= 8192 or m >= 262144 else "mpich:node-aware"
                         rows.append(("tuning", None, tuning))
                     if n in flat_nodes:

@@ -10,6 +10,7 @@
 #                      best simulated option (ours and MPICH's flat ones)
 #                      and against MPICH's flat default
 import csv
+import re
 import os
 import sys
 
@@ -85,14 +86,24 @@ def colls(d):
         cells.setdefault(k, []).append(r)
     out = header(d, "# bcast, allreduce and allgather at scale: SimGrid, ours against MPICH's "
                  "flat and node-aware algorithms")
+    # run.sh --red-fraction F: the node's reductions charged (meta.txt's command)
+    meta = open(os.path.join(d, "meta.txt")).read() if os.path.exists(os.path.join(d, "meta.txt")) else ""
+    m = re.search(r"--red-fraction ([0-9.]+)", meta)
+    frac = float(m.group(1)) if m else 0.0
+    if frac > 0:
+        reds = ("The node's reductions, ours and those of MPICH's composition (its root "
+                "reduces its tree children's inputs), run at %g x the copy rate; the leaders' "
+                "steps and MPICH's flat algorithms reduce in no simulated time (SMPI's do not), "
+                "which favours the flat ones." % frac)
+    else:
+        reds = "Reductions take no simulated time on either side (SMPI's do not)."
     out += ["Ours: the engine's schedule among one leader per node (bench/scale/leaders.c), "
             "the node's copies as delays at 10 GB/s per process; `rounds` is allreduce as "
             "the engine runs calls larger than one round (a 128 KiB slot split among the "
             "node's processes), `one-step` one leaders' step on the whole call (what the engine "
             "runs for calls of one round; for larger ones a what-if, not an option). Flat: "
             "MPICH's algorithms over every process (SMPI's), nodes of 16 cores whose loopback "
-            "runs at the same 10 GB/s. Reductions take no simulated time on either side (SMPI's "
-            "do not). `mpich:node-aware`: MPICH's CH4 composition (bcast alpha and beta, allreduce "
+            "runs at the same 10 GB/s. " + reds + " `mpich:node-aware`: MPICH's CH4 composition (bcast alpha and beta, allreduce "
             "alpha), its algorithm among one process per node and the node's phases as copies "
             "(release_gather's cells of 8 KiB). `tuning` is what the built-in tuning runs there; `loss` its time over the "
             "best option's; `x flat` MPICH's flat default's time over the tuning's.", "",

@@ -9,13 +9,16 @@
 #   bench/scale/run.sh --calibrate [--out DIR]
 #   bench/scale/run.sh --colls "bcast allreduce allgather" [--nodes ...]
 #                      [--flat-nodes "16 64"] [--ppn 16] [--sizes ...]
-#                      [--timeout 120] [--out DIR]
+#                      [--timeout 120] [--red-fraction F] [--out DIR]
 #
 # --colls: the engine's schedules of those collectives among one leader
 # per node (leaders.c) beside MPICH's flat algorithms over every process
 # (flat.c, on --flat-nodes only: those simulate every process), through
 # bench/scale/colls.py; report.py --colls writes DIR/summary.md (default
 # DIR bench/results/scale-sim-colls).  --timeout bounds each cell.
+# --red-fraction F charges the node's reductions (ours and those of MPICH's
+# composition) at F x the copy rate (0, default: free, as SMPI's flat
+# algorithms' are).
 #
 # --calibrate: no simulation; fits the model's B and R to the emulated
 # cluster's measured allgather cells (bench/results/cluster-*) and writes,
@@ -51,6 +54,7 @@ calibrate=no
 colls=
 flat_nodes="16 64"
 timeout=120
+red_fraction=0
 cmdline="bench/scale/run.sh $*"
 while [ $# -gt 0 ]; do
     case $1 in
@@ -63,6 +67,7 @@ while [ $# -gt 0 ]; do
         --colls) colls=$2; shift ;;
         --flat-nodes) flat_nodes=$2; shift ;;
         --timeout) timeout=$2; shift ;;
+        --red-fraction) red_fraction=$2; shift ;;
         -h|--help) sed -n '2,/^[^#]/s/^# \{0,1\}//p' "$0"; exit 0 ;;
         *) echo "scale/run.sh: unknown option '$1' (--help)" >&2; exit 2 ;;
     esac
@@ -114,7 +119,7 @@ if [ -n "$colls" ]; then
     smpicc -O2 -o "$tmp/flat" "$top/bench/scale/flat.c" 2>"$tmp/cc.log" || { cat "$tmp/cc.log"; exit 1; }
     t0=$(date +%s)
     python3 "$top/bench/scale/colls.py" "$tmp" "$out" "$nodes_l" "$ppn" "$sizes" "$colls" \
-        "$flat_nodes" "$copy_gbs" "$timeout"
+        "$flat_nodes" "$copy_gbs" "$timeout" "$red_fraction"
     write_meta
     python3 "$top/bench/scale/report.py" --colls "$out"
     echo "== done: $out/summary.md"

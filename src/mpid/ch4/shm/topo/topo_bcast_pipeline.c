@@ -560,7 +560,7 @@ static int bcast_scatter(MPIDI_Topo_engine_t * e, const MPIDI_Topo_tbuf_t * tb, 
     int mpi_errno = MPI_SUCCESS, mpi_errno_ret = MPI_SUCCESS;
     int root_node = e->layout->node[root];
     int root_local = MPIDI_Topo_local_index(e, root);
-    int root_leads = e->layout->leader[root_node] == root;
+    int root_leads = e->layout->leader[root_node * e->k] == root;   /* (k is 1 here) */
     char *sink = NULL;
 
     if (e->node == root_node && !root_leads) {

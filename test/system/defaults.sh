@@ -274,12 +274,14 @@ check "2 nodes x 2: nothing tried (learning is for one node)" 'valid && ! grep -
 # 13b. large allreduces and reduces within one node likewise learn
 #      between the segment and the single copy (CMA), each collective
 #      apart: from 64 KiB, with TRIALS, not where the user chose
-#      topo_pipeline, without CMA, or across nodes
-rlearned() { grep -E "^mpich-topo: $1 learned on a one-node communicator of $2, $3 B: (segment|cma) " "$tmp/out"; }
+#      topo_pipeline, without CMA, or across nodes.  Reduce also times its
+#      root reading every input (cma-root), allreduce does not.
+rlearned() { grep -E "^mpich-topo: $1 learned on a one-node communicator of $2, $3 B: (segment|cma|cma-root) .* cma [0-9.]+ us${4-}" "$tmp/out"; }
 rc_() { echo "$tmp/coll_bench -c $1 -a ${3:-default} -m $2 -M $2 -i 30 -w 0 -R 1 -v"; }
 run MPIR_CVAR_TOPO_ALLREDUCE_TRIALS=2 2 -bind-to core $(rc_ allreduce,reduce 1048576)
-check "one node, 2 processes, 1 MiB allreduce and reduce: segment and CMA tried, each agreed once, right results" \
-    'valid && [ "$(rlearned allreduce 2 1048576 | wc -l)" = 1 ] && [ "$(rlearned reduce 2 1048576 | wc -l)" = 1 ]'
+check "one node, 2 processes, 1 MiB allreduce and reduce: segment and CMA tried (reduce: and its root reading all), each agreed once, right results" \
+    'valid && [ "$(rlearned allreduce 2 1048576 "\)" | wc -l)" = 1 ] &&
+     [ "$(rlearned reduce 2 1048576 ", cma-root [0-9.]+ us\)" | wc -l)" = 1 ]'
 run MPIR_CVAR_TOPO_ALLREDUCE_TRIALS=2 3 $(rc_ allreduce,reduce 4194304)
 check "one node, 3 processes, 4 MiB allreduce and reduce: each agreed once, right results" \
     'valid && [ "$(rlearned allreduce 3 4194304 | wc -l)" = 1 ] && [ "$(rlearned reduce 3 4194304 | wc -l)" = 1 ]'

@@ -4,8 +4,9 @@
 
 /* Fault injection for the engine (test/system/faults.sh).
  *
- *   fault cma BYTES [reduce]  a CMA-sized allgather (reduce: an
- *                     allreduce of BYTES of ints, MPI_BOR) works; then every process
+ *   fault cma BYTES [reduce|rootreduce]  a CMA-sized allgather (reduce: an
+ *                     allreduce of BYTES of ints, MPI_BOR; rootreduce: a reduce of
+ *                     them to rank 0) works; then every process
  *                     drops CAP_SYS_PTRACE (so that root is refused like
  *                     anyone else) and rank 1 turns non-dumpable, so reads
  *                     of its memory fail (EPERM); the next allgather must
@@ -156,11 +157,14 @@ static void then_reductions(MPI_Comm comm, int n)
     free(b);
 }
 
-/* cma's call: an allgather of m bytes per process, or (red) an allreduce
- * of m bytes of ints by MPI_BOR; every byte of a process's input is its
- * rank + 1 */
+/* cma's call: an allgather of m bytes per process, or (red 1) an
+ * allreduce of m bytes of ints by MPI_BOR, (red 2) a reduce of them to
+ * rank 0; every byte of a process's input is its rank + 1 */
 static int cma_call(int red, char *send, char *recv, long m)
 {
+    if (red == 2)
+        return MPI_Reduce(send, recv, (int) (m / sizeof(int)), MPI_INT, MPI_BOR, 0,
+                          MPI_COMM_WORLD);
     if (red)
         return MPI_Allreduce(send, recv, (int) (m / sizeof(int)), MPI_INT, MPI_BOR,
                              MPI_COMM_WORLD);
@@ -366,10 +370,12 @@ int main(int argc, char **argv)
             printf("fault: afterwards a reduce %s\n", sum == m * size ? "works" : "is wrong");
         fflush(stdout);
     } else {
-        int red = argc > 3 && strcmp(argv[3], "reduce") == 0;
+        int red = argc > 3 && strcmp(argv[3], "reduce") == 0 ? 1 :
+            argc > 3 && strcmp(argv[3], "rootreduce") == 0 ? 2 : 0;
         int err = cma_call(red, send, recv, m);
         if (err != MPI_SUCCESS) {
-            printf("fault: rank %d: the first %s failed\n", rank, red ? "allreduce" : "allgather");
+            printf("fault: rank %d: the first %s failed\n", rank,
+                   red == 2 ? "reduce" : red ? "allreduce" : "allgather");
             MPI_Abort(MPI_COMM_WORLD, 2);
         }
         drop_ptrace_capability();
@@ -402,7 +408,8 @@ int main(int argc, char **argv)
             for (int q = 0; q < size && !red; q++)
                 for (long i = 0; i < m; i++)
                     bad |= recv[(long) q * m + i] != (char) (q + 1);
-            for (long i = 0; i < (long) (m / sizeof(int)) * (long) sizeof(int) && red; i++)
+            for (long i = 0; i < (long) (m / sizeof(int)) * (long) sizeof(int) &&
+                 (red == 1 || (red == 2 && rank == 0)); i++)
                 bad |= recv[i] != (char) all;
             printf("fault: rank %d: success%s\n", rank, bad ? " with wrong data" : "");
         }

@@ -55,6 +55,15 @@ nrefused=$(grep -c 'MPIDI_Topo_cma_read' "$tmp/out")
 check "CMA refused mid-call, single-copy allreduce (1 node): every process returns an error, no hang, no wrong data" \
     '[ "$rc" = 0 ] && [ "$nrefused" -ge 1 ] && [ "$nerr" = 4 ] && ! grep -q "wrong data" "$tmp/out"'
 check "CMA refused mid-call, single-copy allreduce: /dev/shm left clean" 'shm_clean'
+# reduce's root reading every input (MPIR_CVAR_TOPO_REDUCE_CMA_READER=root):
+# the root alone reads, and fails; the others, which read nothing, fail too
+# shellcheck disable=SC2086
+run MPIR_CVAR_REDUCE_INTRA_ALGORITHM=topo_pipeline MPIR_CVAR_TOPO_ALLREDUCE_CMA_THRESHOLD=4096 \
+    MPIR_CVAR_TOPO_REDUCE_CMA_READER=root 4 "$tmp/fault" cma 262144 rootreduce
+nerr=$(grep -c '^fault: rank [0-9]*: error' "$tmp/out")
+nrefused=$(grep -c 'MPIDI_Topo_cma_read' "$tmp/out")
+check "CMA refused mid-call, reduce's root reading every input (1 node): every process returns an error, no hang, no wrong data" \
+    '[ "$rc" = 0 ] && [ "$nrefused" -ge 1 ] && [ "$nerr" = 4 ] && ! grep -q "wrong data" "$tmp/out"'
 
 # 2. SIGKILL of one process during a long engine allgather (segment mode,
 #    many rounds): the job ends within 60 s, with a failure, and /dev/shm is

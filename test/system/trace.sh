@@ -243,18 +243,27 @@ done
 #     reduces its slice once, straight from the others' buffers ("reduced"
 #     once, nothing copied into the segment: no "in"), and reads the 2
 #     other slices ("out"); reduce: the root only.  Before, every such call
-#     went through the segment, round by round.
-for coll in allreduce reduce; do
+#     went through the segment, round by round.  With
+#     MPIR_CVAR_TOPO_REDUCE_CMA_READER=root, reduce's root reads every input
+#     itself: no slice is read afterwards (before that CVAR, 2 were).
+for coll in allreduce reduce reduce:root; do
     rm -f "$tmp"/tl.*
+    reader=slices
+    case $coll in *:root) reader=root ;; esac
     MPIR_CVAR_NUM_CLIQUES=1 MPIR_CVAR_TOPO_ALLREDUCE_CMA_THRESHOLD=0 \
+        MPIR_CVAR_TOPO_REDUCE_CMA_READER=$reader \
         MPIR_CVAR_TOPO_TIMELINE="$tmp/tl" MPIR_CVAR_ALLREDUCE_INTRA_ALGORITHM=topo_pipeline \
         MPIR_CVAR_REDUCE_INTRA_ALGORITHM=topo_pipeline \
-        run 3 "$tmp/coll_bench" -c $coll -a env=topo -m 1048576 -M 1048576 -i 3 -w 1 -v
-    python3 "$top/bench/timeline.py" --csv --collective $coll "$tmp/tl" >"$tmp/timeline.csv" 2>&1
+        run 3 "$tmp/coll_bench" -c ${coll%:*} -a env=topo -m 1048576 -M 1048576 -i 3 -w 1 -v
+    python3 "$top/bench/timeline.py" --csv --collective ${coll%:*} "$tmp/tl" >"$tmp/timeline.csv" 2>&1
     # (the benchmark's own small allreduces are recorded too)
     ev() { topo_csv "$tmp/timeline.csv" "f(\"bytes\") == 1048576 && f(\"event\") == \"$1\"" | wc -l; }
-    if [ $coll = allreduce ]; then outs=6; else outs=2; fi
-    check "$coll, CMA from 0 B, one node of 3, 1 MiB: each process reduces its slice once from the others' buffers, then $outs slices read in all" \
+    case $coll in
+        allreduce) outs=6 how="each process reduces its slice once from the others' buffers" ;;
+        reduce) outs=2 how="each process reduces its slice once from the others' buffers" ;;
+        *) outs=0 how="the root reduces every input from the others' buffers" ;;
+    esac
+    check "$coll, CMA from 0 B, one node of 3, 1 MiB: $how, then $outs slices read in all" \
         '[ $rc = 0 ] && grep -q ",ok$" "$tmp/out" && ! grep -q wrong "$tmp/out" && [ "$(ev reduced)" = 3 ] && [ "$(ev in)" = 0 ] && [ "$(ev out)" = $outs ]'
 done
 

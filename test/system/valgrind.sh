@@ -51,6 +51,9 @@ done
 # slice from the others' buffers (CMA) into its own, then reads theirs
 vg "the single-copy reduction" "-env MPIR_CVAR_TOPO_ALLREDUCE_CMA_THRESHOLD 0 -env MPIR_CVAR_REDUCE_INTRA_ALGORITHM topo_pipeline" \
     -- ./topo_allreduce -userops=0
+# reduce's root reading every input itself (the others only wait)
+vg "reduce's root reading every input" "-env MPIR_CVAR_TOPO_ALLREDUCE_CMA_THRESHOLD 0 -env MPIR_CVAR_TOPO_REDUCE_CMA_READER root -env MPIR_CVAR_REDUCE_INTRA_ALGORITHM topo_pipeline" \
+    -- ./topo_allreduce -userops=0
 rm -rf "$logs"
 echo "valgrind: $((n - fail)) passed, $fail failed"
 [ $fail = 0 ]

@@ -40,14 +40,35 @@ cvars:
         or more within one node to topo_pipeline, and CMA works there
         (MPIR_CVAR_TOPO_CMA), the communicator's first calls of each size
         class (a power of two of bytes; allreduce and reduce apart) time
-        the node segment and the single copy (CMA) this many times each,
-        after a few untimed calls of each; the processes agree, by one
+        the node segment and the single copy (CMA; reduce also its root
+        reading every input, MPIR_CVAR_TOPO_REDUCE_CMA_READER) this many
+        times each, after a few untimed calls of each; the processes agree, by one
         small allreduce, on the way whose fastest trial was fastest on the
         slowest process and keep it for that size class
         (MPIR_CVAR_COLL_TRACE says which). 0: no learning (the segment, or
         CMA from MPIR_CVAR_TOPO_ALLREDUCE_CMA_THRESHOLD). A topo_pipeline
         that the user chose, MPIR_CVAR_TOPO_ALLREDUCE_CMA_THRESHOLD set, and
         nonblocking or persistent calls never learn.
+
+    - name        : MPIR_CVAR_TOPO_REDUCE_CMA_READER
+      category    : TOPO
+      type        : enum
+      default     : slices
+      class       : none
+      verbosity   : MPI_T_VERBOSITY_USER_BASIC
+      scope       : MPI_T_SCOPE_ALL_EQ
+      description : |-
+        Who reads the inputs in reduce's single copy where
+        MPIR_CVAR_TOPO_ALLREDUCE_CMA_THRESHOLD chooses it (where the
+        threshold is -1, reduce learns among the segment and both).
+        slices - every process reduces its slice of the elements from
+                 the others' buffers, then the root reads the reduced
+                 slices: the reduction is shared
+        root   - the root alone reads every other process's input and
+                 reduces it; the others wait until it is done: nothing
+                 is written for another process to read, so an input
+                 that has not changed since the last call may still be
+                 in the root's cache
 
 === END_MPI_T_CVAR_INFO_BLOCK ===
 */
@@ -67,9 +88,11 @@ cvars:
  *     its slice is reduced, the process reads it from j's result into its
  *     receive buffer.
  * Every process leaves once every local process is done: the others read
- * its buffers.  Reads only: a process that fails mid-call can make the
- * others read stale bytes (the call fails on every process), never write
- * into its memory.
+ * its buffers.  Reduce may instead let its root own every element (root
+ * reads, MPIDI_TOPO_REDUCE_ROOT_READS): step 1 is then the root's alone,
+ * and there is no step 2.  Reads only: a process that fails mid-call can
+ * make the others read stale bytes (the call fails on every process),
+ * never write into its memory.
  *
  * In place, process i's input is its receive buffer, whose slice j
  * process j reads in step 1; i writes its slice j only in step 2, after j
@@ -79,10 +102,14 @@ cvars:
  * reduces them into m/L, then reads (L-1)/L.m more (allreduce; reduce: the
  * root), in (L-1) (1 + m/(L P)) system calls for P-byte pieces; the
  * segment copies m in, reduces across (L-1)/L.m and copies m out, with two
- * synchronisations per round of the slot.  Which is faster depends on the
- * kernel's per-call and per-page costs, so a one-node communicator learns
- * (topo_learn.c) between the two from 64 KiB unless the user set
- * MPIR_CVAR_TOPO_ALLREDUCE_CMA_THRESHOLD. */
+ * synchronisations per round of the slot.  Root reads: the root reads and
+ * reduces (L-1).m; the other processes' inputs cross to its core once, and
+ * none of them again while they stay unchanged and in its cache, where the
+ * slices' results cross on every call.  Which is faster depends on the
+ * kernel's per-call and per-page costs and on how fast written data moves
+ * between the cores (bench/results/osu-2core-reduce-root), so a one-node
+ * communicator learns (topo_learn.c) among them from 64 KiB unless the
+ * user set MPIR_CVAR_TOPO_ALLREDUCE_CMA_THRESHOLD. */
 
 /* the largest piece read into the slot: a piece and its result (twice
  * this) stay in a core's L2 cache while the next input is reduced in.
@@ -95,11 +122,14 @@ cvars:
  * the segment saves: no learning (as bcast, MPIDI_TOPO_BCAST_LEARN_MIN) */
 #define MPIDI_TOPO_REDUCE_LEARN_MIN (64 * 1024)
 
-static const char *const reduce_way_name[] = { "segment", "cma" };
+static const char *const reduce_way_name[] = { "segment", "cma", "cma-root" };
 
-/* the first element of local process q's slice */
-static MPI_Aint slice_lo(MPI_Aint count, int nlocal, int q)
+/* the first element of local process q's slice; root >= 0 (root reads):
+ * the root's slice is every element, the others' are empty */
+static MPI_Aint slice_lo(MPI_Aint count, int nlocal, int root, int q)
 {
+    if (root >= 0)
+        return q > root ? count : 0;
     return (MPI_Aint) ((double) count * q / nlocal);
 }
 
@@ -114,15 +144,16 @@ static int peer_at(MPIDI_Topo_engine_t * e, MPL_atomic_uint64_t * c, uint64_t r)
 
 int MPIDI_Topo_reduce_direct(MPIDI_Topo_engine_t * e, const char *sbuf, char *rbuf,
                              MPI_Aint count, MPI_Datatype datatype, MPI_Op op, int root_local,
-                             int discard, MPI_Aint stride, MPIR_Errflag_t * errflag)
+                             int way, int discard, MPI_Aint stride, MPIR_Errflag_t * errflag)
 {
     int mpi_errno = MPI_SUCCESS, mpi_errno_ret = MPI_SUCCESS;
     int nlocal = e->local_size, mine = e->local_rank;
     int wants = root_local < 0 || mine == root_local;
     int in_place = wants && sbuf == rbuf;
+    int owner = way == MPIDI_TOPO_REDUCE_ROOT_READS ? root_local : -1;
     MPIDI_Topo_ctrl_t *me = MPIDI_TOPO_CTRL(e, mine);
-    MPI_Aint extent, piece, lo = slice_lo(count, nlocal, mine);
-    MPI_Aint hi = slice_lo(count, nlocal, mine + 1);
+    MPI_Aint extent, piece, lo = slice_lo(count, nlocal, owner, mine);
+    MPI_Aint hi = slice_lo(count, nlocal, owner, mine + 1);
     char *res = rbuf, *own = NULL, *tmp;
     uint64_t base, r;
 
@@ -182,7 +213,8 @@ int MPIDI_Topo_reduce_direct(MPIDI_Topo_engine_t * e, const char *sbuf, char *rb
     for (int s = 1; s < nlocal && wants && !discard; s++) {
         int j = (mine + s) % nlocal;
         MPIDI_Topo_ctrl_t *jc = MPIDI_TOPO_CTRL(e, j);
-        MPI_Aint jlo = slice_lo(count, nlocal, j), jhi = slice_lo(count, nlocal, j + 1);
+        MPI_Aint jlo = slice_lo(count, nlocal, owner, j);
+        MPI_Aint jhi = slice_lo(count, nlocal, owner, j + 1);
 
         if (jhi == jlo || !peer_at(e, &jc->reduced, r) || jc->addr2 == 0)
             continue;
@@ -205,14 +237,14 @@ static void reduce_learn_info(MPIDI_Topo_learn_info_t * li, int is_reduce)
 {
     li->coll = is_reduce ? "reduce" : "allreduce";
     li->names = reduce_way_name;
-    li->nways = 2;
+    li->nways = is_reduce ? 3 : 2;
     li->trials = MPIR_CVAR_TOPO_ALLREDUCE_TRIALS;
     li->fallback = 0;
     li->per_process = 0;
     /* untimed first: the segment's first calls touch both slots' pages,
      * CMA's first the others' buffers */
     li->warm[0] = MPIDI_TOPO_NSLOTS;
-    li->warm[1] = 1;
+    li->warm[1] = li->warm[2] = 1;
 }
 
 int MPIDI_Topo_reduce_way(MPIDI_Topo_engine_t * e, int is_reduce, MPI_Aint m, int usable,
@@ -223,16 +255,21 @@ int MPIDI_Topo_reduce_way(MPIDI_Topo_engine_t * e, int is_reduce, MPI_Aint m, in
 
     *l = NULL;
     if (!usable || !e->cma || e->nnodes > 1)
-        return 0;
-    if (MPIR_CVAR_TOPO_ALLREDUCE_CMA_THRESHOLD >= 0)
-        return m >= MPIR_CVAR_TOPO_ALLREDUCE_CMA_THRESHOLD;
+        return MPIDI_TOPO_REDUCE_SEGMENT;
+    if (MPIR_CVAR_TOPO_ALLREDUCE_CMA_THRESHOLD >= 0) {
+        if (m < MPIR_CVAR_TOPO_ALLREDUCE_CMA_THRESHOLD)
+            return MPIDI_TOPO_REDUCE_SEGMENT;
+        return is_reduce && MPIR_CVAR_TOPO_REDUCE_CMA_READER ==
+            MPIR_CVAR_TOPO_REDUCE_CMA_READER_root ? MPIDI_TOPO_REDUCE_ROOT_READS :
+            MPIDI_TOPO_REDUCE_SLICES;
+    }
     /* (not in a nonblocking or persistent call: the agreement is a
      * blocking allreduce on comm; not where the user chose the algorithm) */
     if (m < MPIDI_TOPO_REDUCE_LEARN_MIN || MPIR_Topo_nb_current ||
         MPIR_CVAR_TOPO_ALLREDUCE_TRIALS <= 0 ||
         MPIR_Topo_user_chose(is_reduce ? "MPIR_Reduce_intra_topo_pipeline" :
                              "MPIR_Allreduce_intra_topo_pipeline"))
-        return 0;
+        return MPIDI_TOPO_REDUCE_SEGMENT;
     reduce_learn_info(&li, is_reduce);
     c = MPIDI_Topo_learn_class(is_reduce ? e->reduce_learn : e->allreduce_learn, m);
     if (!c->chosen)

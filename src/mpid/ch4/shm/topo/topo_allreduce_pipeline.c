@@ -835,11 +835,11 @@ static int allreduce_elements(const void *sendbuf, void *recvbuf, MPI_Aint count
     way = MPIDI_Topo_reduce_way(e, root >= 0, count * x.extent, !x.has_holes, &lrn);
     if (lrn)
         MPL_wtime(&t0);
-    if (way) {
+    if (way != MPIDI_TOPO_REDUCE_SEGMENT) {
         MPIDI_Topo_timeline_begin(e, comm, root < 0 ? "allreduce" : "reduce", count * x.extent);
         mpi_errno = MPIDI_Topo_reduce_direct(e, x.sbuf, x.rbuf, count, datatype, op,
                                              root < 0 ? -1 : MPIDI_Topo_local_index(e, root),
-                                             discard, x.stride, errflag);
+                                             way, discard, x.stride, errflag);
         MPIR_ERR_ADD(mpi_errno_ret, mpi_errno);
         MPIDI_Topo_timeline_end(e);
         goto learned;

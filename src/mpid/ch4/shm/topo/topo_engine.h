@@ -497,19 +497,28 @@ void MPIDI_Topo_print_bcast(MPIDI_Topo_engine_t * e);
 MPIDI_Topo_leader_step_t MPIDI_Topo_allgather_leaders(MPIDI_Topo_engine_t * e, int p, MPI_Aint m,
                                                       double *ring, double *logstep);
 
+/* How allreduce and reduce topo_pipeline reduce within one node */
+typedef enum {
+    MPIDI_TOPO_REDUCE_SEGMENT,  /* through the node segment, in rounds */
+    MPIDI_TOPO_REDUCE_SLICES,   /* CMA: each process reduces its slice */
+    MPIDI_TOPO_REDUCE_ROOT_READS        /* CMA, reduce only: the root reduces it all */
+} MPIDI_Topo_reduce_way_t;
+
 /* The single-copy reduction within one node (topo_allreduce_cma.c) of
  * count packed elements of a predefined type without holes: root_local <
  * 0: allreduce; sbuf the input (rbuf: in place), rbuf the result (where
- * this process gets one); discard: this process takes part without data
+ * this process gets one); way: MPIDI_TOPO_REDUCE_SLICES or (reduce)
+ * _ROOT_READS; discard: this process takes part without data
  * (MPIDI_Topo_staging_failed); stride: the bytes of a process's area of a
  * slot, its scratch (one element at least). */
 int MPIDI_Topo_reduce_direct(MPIDI_Topo_engine_t * e, const char *sbuf, char *rbuf,
                              MPI_Aint count, MPI_Datatype datatype, MPI_Op op, int root_local,
-                             int discard, MPI_Aint stride, MPIR_Errflag_t * errflag);
-/* Whether an allreduce (reduce: is_reduce) of m bytes takes it (usable: its
- * type has no holes), by MPIR_CVAR_TOPO_ALLREDUCE_CMA_THRESHOLD or learned:
- * then *l is the size class learning, and MPIDI_Topo_reduce_trial counts
- * the call (dt: its time, 0 where it failed) */
+                             int way, int discard, MPI_Aint stride, MPIR_Errflag_t * errflag);
+/* How an allreduce (reduce: is_reduce) of m bytes reduces within the node
+ * (usable: its type has no holes), by MPIR_CVAR_TOPO_ALLREDUCE_CMA_THRESHOLD
+ * or learned: then *l is the size class learning, and
+ * MPIDI_Topo_reduce_trial counts the call (dt: its time, 0 where it
+ * failed) */
 int MPIDI_Topo_reduce_way(MPIDI_Topo_engine_t * e, int is_reduce, MPI_Aint m, int usable,
                           MPIDI_Topo_learn_t ** l);
 int MPIDI_Topo_reduce_trial(MPIDI_Topo_learn_t * l, int is_reduce, int way, double dt,

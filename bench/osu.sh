@@ -22,7 +22,8 @@
 # calls); bench/alternate.sh --cold is the off-cache counterpart.
 # --ours adds launches of mpich-topo with CVARs set (a way forced, say),
 # each under its LABEL, alternating with the others and compared in the
-# summary like the peers.
+# summary like the peers.  Before each launch bench/xcore.c probes how fast
+# data moves between the two first cores (the VM's mode): probes.txt.
 set -eu
 top=$(cd "$(dirname "$0")/.." && pwd)
 src= np=2 rounds=3 min=4 max=16777216 colls="bcast allreduce allgather reduce" iters=2000 dev=ofi
@@ -68,6 +69,10 @@ for mpi in mpich-topo openmpi5; do
             { echo "osu.sh: the OSU build failed, see $b/*.log" >&2; exit 1; }
     fi
 done
+# the cross-core probe (bench/xcore.c), before each launch
+xcore=$top/build-bench/xcore
+cc -O2 -o "$xcore" "$top/bench/xcore.c" || { echo "osu.sh: bench/xcore.c did not build" >&2; exit 1; }
+: >"$out/probes.txt"
 tmpd=$(mktemp -d)
 trap 'rm -rf "$tmpd"' EXIT
 sh "$top/maint/stock-tuning.sh" "$tmpd"
@@ -124,6 +129,7 @@ for r in $(seq 1 "$rounds"); do
     done
     for c in $colls; do
         for l in $order; do
+            echo "round $r, before $l osu_$c: $("$xcore" 524288 500)" >>"$out/probes.txt"
             # (PRRTE may put a rank's stderr into stdout: keep the rows only)
             launch "$l" "$c" 2>/dev/null | awk -v r="$r" -v l="$l" -v c="$c" \
                 '$1 ~ /^[0-9]+$/ && NF >= 5 { print r "," l "," c "," $1 "," $2 "," $3 "," $4 "," $5 }' \

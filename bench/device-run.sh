@@ -5,11 +5,13 @@
 #      namespaces and tc work;
 #   2. Open MPI on 2 emulated nodes x 2 with its launcher's and daemons'
 #      debug output (ompi-cluster.txt);
-#   3. 16 processes on one node, 8 B-1 MiB: mpich-topo's default, MPICH
-#      4.0.2's default, forced topo_pipeline, Open MPI, and allreduce with
-#      the flat small reduction (MPIR_CVAR_TOPO_CELL_FANIN=0), with
-#      512 KiB slots (MPIR_CVAR_TOPO_PIPELINE_CHUNK_SIZE) and with the
-#      single-copy reduction forced (MPIR_CVAR_TOPO_ALLREDUCE_CMA_THRESHOLD);
+#   3. 16 processes on one node, 8 B-1 MiB, allgather, bcast, allreduce
+#      and reduce: mpich-topo's default, MPICH 4.0.2's default, forced
+#      topo_pipeline, Open MPI, and allreduce with the flat small
+#      reduction (MPIR_CVAR_TOPO_CELL_FANIN=0), with 512 KiB slots
+#      (MPIR_CVAR_TOPO_PIPELINE_CHUNK_SIZE), and allreduce and reduce with
+#      the single-copy reduction forced (MPIR_CVAR_TOPO_ALLREDUCE_CMA_THRESHOLD;
+#      reduce also with its root reading every input);
 #   4. 16 processes on 4 emulated nodes x 4 (bench/cluster-suite.sh at
 #      2 Gbit/s and its half, block, 64 KiB-1 MiB, Open MPI default and
 #      coll_han beside MPICH): issue 13's targets, with each process on a
@@ -191,7 +193,7 @@ if [ "$(left)" -gt 60 ]; then
     say "node16: $np processes on one node"
     s=(-genv MPIR_CVAR_COLL_SELECTION_TUNING_JSON_FILE "$dev/stock/mpir.json"
         -genv MPIR_CVAR_CH4_COLL_SELECTION_TUNING_JSON_FILE "$dev/stock/ch4.json")
-    one mpich-topo allgather,bcast,allreduce mpiexec -n $np -bind-to core "$dev/coll_bench" -a default
+    one mpich-topo allgather,bcast,allreduce,reduce mpiexec -n $np -bind-to core "$dev/coll_bench" -a default
     one mpich-topo-flatcells allreduce mpiexec -genv MPIR_CVAR_TOPO_CELL_FANIN 0 -n $np -bind-to core \
         "$dev/coll_bench" -a default
     # allreduce's rounds at 16 processes hold 8 KiB per process (a 128 KiB
@@ -201,11 +203,14 @@ if [ "$(left)" -gt 60 ]; then
         -n $np -bind-to core "$dev/coll_bench" -a default
     # the single-copy reduction (topo_allreduce_cma.c) forced from 64 KiB,
     # beside the default, which learns between it and the segment there
-    one mpich-topo-cma allreduce mpiexec -genv MPIR_CVAR_TOPO_ALLREDUCE_CMA_THRESHOLD 65536 \
+    # (reduce: also its root reading every input, forced in -cma-root)
+    one mpich-topo-cma allreduce,reduce mpiexec -genv MPIR_CVAR_TOPO_ALLREDUCE_CMA_THRESHOLD 65536 \
         -n $np -bind-to core "$dev/coll_bench" -a default
-    one mpich allgather,bcast,allreduce mpiexec "${s[@]}" -n $np -bind-to core "$dev/coll_bench" \
+    one mpich-topo-cma-root reduce mpiexec -genv MPIR_CVAR_TOPO_ALLREDUCE_CMA_THRESHOLD 65536 \
+        -genv MPIR_CVAR_TOPO_REDUCE_CMA_READER root -n $np -bind-to core "$dev/coll_bench" -a default
+    one mpich allgather,bcast,allreduce,reduce mpiexec "${s[@]}" -n $np -bind-to core "$dev/coll_bench" \
         -a default,topo_pipeline
-    one openmpi allgather,bcast,allreduce mpirun.openmpi --allow-run-as-root -n $np "${ompibind[@]}" \
+    one openmpi allgather,bcast,allreduce,reduce mpirun.openmpi --allow-run-as-root -n $np "${ompibind[@]}" \
         "$dev/coll_bench-openmpi" -a default
 fi
 

@@ -78,12 +78,13 @@ cvars:
  *
  * Local process q owns slice q of the elements ([count q / L, count (q+1) / L)).
  *  1. Reduce-scatter: q reads slice q of every other process's input
- *     straight from that process's buffer (process_vm_readv), in pieces of
- *     at most MPIDI_TOPO_CMA_PIECE bytes, and reduces each piece into its
- *     result: its receive buffer's slice (allreduce, reduce's root), or a
- *     temporary of the slice (reduce's other processes).  The first
- *     input read goes straight into the result, the others into q's area
- *     of the call's slot, so that a piece and its result stay in cache.
+ *     straight from that process's buffer (process_vm_readv) and reduces
+ *     it into its result: its receive buffer's slice (allreduce, reduce's
+ *     root), or a temporary of the slice (reduce's other processes).  The
+ *     first input is read whole, straight into the result; the others
+ *     into q's area of the call's slot, in pieces of at most
+ *     MPIDI_TOPO_CMA_PIECE bytes, so that a piece and its result stay in
+ *     cache.
  *  2. Allgather (allreduce; reduce: the root only): once process j says
  *     its slice is reduced, the process reads it from j's result into its
  *     receive buffer.
@@ -115,7 +116,11 @@ cvars:
  * this) stay in a core's L2 cache while the next input is reduced in.
  * OSU allreduce, 2 processes of one 2-core VM (1 MiB of L2 a core), CMA
  * forced: 113 us at 1 MiB and 439 at 4 MiB in pieces of 256 KiB, 120 and
- * 548 in pieces of 64 KiB (fewer system calls, each pinning more pages) */
+ * 548 in pieces of 64 KiB (fewer system calls, each pinning more pages).
+ * The first input is read whole, where it can go: each system call costs
+ * a few microseconds on such a VM, more than a result that left the cache
+ * does (reduce, the root reading, 2 processes: 74-92 us at 1 MiB and
+ * 252-300 at 4 MiB whole, 80-104 and 312-442 in pieces of 256 KiB) */
 #define MPIDI_TOPO_CMA_PIECE (256 * 1024)
 
 /* Below this, the system call of each read costs more than a copy through
@@ -185,25 +190,37 @@ int MPIDI_Topo_reduce_direct(MPIDI_Topo_engine_t * e, const char *sbuf, char *rb
     me->addr2 = discard ? 0 : (uint64_t) (uintptr_t) res;
     MPL_atomic_release_store_uint64(&me->arrive, r);
 
-    /* 1. my slice, piece by piece, from every input */
+    /* 1. my slice: the next process's input whole, straight into the
+     * result, and mine reduced into it (in place, the result holds mine
+     * already); then every other input piece by piece through the slot */
+    if (!in_place && lo < hi && !discard) {
+        int j = (mine + 1) % nlocal;
+        MPIDI_Topo_ctrl_t *jc = MPIDI_TOPO_CTRL(e, j);
+
+        /* (else the call fails: node_failed) */
+        if (peer_at(e, &jc->arrive, r) && jc->addr != 0) {
+            mpi_errno = MPIDI_Topo_cma_read(e, j, res + lo * extent, jc->addr + lo * extent,
+                                            (hi - lo) * extent);
+            MPIDI_TOPO_LOCAL_ERR(e, mpi_errno, mpi_errno_ret, errflag);
+            mpi_errno = MPIR_Topo_reduce_local(sbuf + lo * extent, res + lo * extent, hi - lo,
+                                               datatype, op);
+            MPIDI_TOPO_LOCAL_ERR(e, mpi_errno, mpi_errno_ret, errflag);
+        }
+    }
     for (MPI_Aint a = lo; a < hi && !discard; a += piece) {
         MPI_Aint n = MPL_MIN(piece, hi - a);
         char *acc = res + a * extent;
-        int have = in_place;    /* acc holds an input */
 
-        for (int s = 1; s < nlocal; s++) {
+        for (int s = in_place ? 1 : 2; s < nlocal; s++) {
             int j = (mine + s) % nlocal;
             MPIDI_Topo_ctrl_t *jc = MPIDI_TOPO_CTRL(e, j);
 
             if (!peer_at(e, &jc->arrive, r) || jc->addr == 0)
                 continue;       /* the call fails (node_failed) */
-            mpi_errno = MPIDI_Topo_cma_read(e, j, have ? tmp : acc, jc->addr + a * extent,
-                                            n * extent);
+            mpi_errno = MPIDI_Topo_cma_read(e, j, tmp, jc->addr + a * extent, n * extent);
             MPIDI_TOPO_LOCAL_ERR(e, mpi_errno, mpi_errno_ret, errflag);
-            mpi_errno = have ? MPIR_Topo_reduce_local(tmp, acc, n, datatype, op) :
-                MPIR_Topo_reduce_local(sbuf + a * extent, acc, n, datatype, op);
+            mpi_errno = MPIR_Topo_reduce_local(tmp, acc, n, datatype, op);
             MPIDI_TOPO_LOCAL_ERR(e, mpi_errno, mpi_errno_ret, errflag);
-            have = 1;
         }
     }
     MPL_atomic_release_store_uint64(&me->reduced, r);

@@ -43,6 +43,10 @@ JOBS=${JOBS:-$(nproc 2>/dev/null || echo 2)}
 
 passed=0
 failed=0
+# seconds since the start, printed with each step so that a slow CI run
+# shows where its time went
+check_t0=$(date +%s)
+elapsed() { echo $(( $(date +%s) - check_t0 )); }
 failures=""
 note_result() {     # name status(0=ok)
     if [ "$2" = 0 ]; then
@@ -79,9 +83,11 @@ tap_script() {
     ts_name=$1
     ts_log=$2
     shift 2
+    ts_t0=$(date +%s)
     sh "$@" >"$ts_log" 2>&1
     ts_rc=$?
     tally "$ts_log" "$ts_name"
+    echo "-- $ts_name: $tally_count checks, $tally_failed failed, $(( $(date +%s) - ts_t0 )) s (at $(elapsed) s)"
     if [ $ts_rc != 0 ] && [ "$tally_failed" = 0 ]; then
         note_result "$ts_name: $(basename "$1") exited $ts_rc" 1
     fi
@@ -91,7 +97,7 @@ topo_ensure_deps || exit 1
 topo_autogen || exit 1
 
 # ------------------------------------------------------------ unit tests
-echo "== unit tests (topology logic, no MPI)"
+echo "== unit tests (topology logic, no MPI) (at $(elapsed) s)"
 unit_out=$(make -s -C test/unit check 2>&1)
 unit_rc=$?
 echo "$unit_out" | tail -25
@@ -119,7 +125,7 @@ run_device() {      # device
     prefix=$top/install-$dev
     topo_build "$dev" || { note_result "build ch4:$dev" 1; return; }
     coll=$builddir/mpich/test/mpi/coll
-    echo "== ch4:$dev: building test programs"
+    echo "== ch4:$dev: building test programs (at $(elapsed) s)"
     make -s -C "$builddir/mpich/test/mpi/util" >/dev/null 2>&1 ||
         { note_result "ch4:$dev test util build" 1; return; }
     # (testlist.topo's 2-package topology, read relative to this directory)
@@ -139,15 +145,17 @@ run_device() {      # device
     # shellcheck disable=SC2086
     make -s -j"$JOBS" -C "$coll" $progs >/dev/null 2>&1 ||
         { note_result "ch4:$dev test programs build" 1; return; }
-    echo "== ch4:$dev: $total MPI test runs ($lists)"
+    echo "== ch4:$dev: $total MPI test runs ($lists) (at $(elapsed) s)"
     env_dev=""
     [ "$dev" = ofi ] && env_dev="FI_PROVIDER=tcp"
     rm -f "$coll/summary-topo.tap"
+    mt_t0=$(date +%s)
     (cd "$coll" && env $env_dev MPITEST_TIMEOUT_MULTIPLIER=3 \
         ../runtests -srcdir=. -tests=$lists -mpiexec="$prefix/bin/mpiexec" \
         -xmlfile=summary-topo.xml -tapfile=summary-topo.tap -showprogress 2>&1 |
         grep -E '^(Running|not ok|ok|Summary|[0-9]+ tests)|Failed|Unexpected' | grep -v '^ok' | tail -40)
     tally "$coll/summary-topo.tap" "ch4:$dev"
+    echo "-- ch4:$dev MPI tests: $tally_count runs, $tally_failed failed, $(( $(date +%s) - mt_t0 )) s (at $(elapsed) s)"
     if [ "$tally_count" -lt "$total" ]; then
         note_result "ch4:$dev: only $tally_count of $total test runs reported" 1
     fi
@@ -177,8 +185,10 @@ run_device() {      # device
     # the benchmark suite's smoke run: every algorithm validated on 2-4
     # processes, forced ones seen in COLL_TRACE, bytes above the bound
     if [ "$dev" = ofi ]; then
+        bs_t0=$(date +%s)
         bash "$top/bench/run.sh" --smoke >"$builddir/bench-smoke.log" 2>&1
         note_result "ch4:$dev bench/run.sh --smoke (log: build-$dev/bench-smoke.log)" $?
+        echo "-- ch4:$dev bench smoke: $(( $(date +%s) - bs_t0 )) s (at $(elapsed) s)"
     fi
     # the emulated cluster: 2 network namespaces x 2 processes started by
     # Hydra, shaped NICs, every result validated, per-node NIC counters

@@ -4,12 +4,15 @@
 # tree for ch4:ucx and ch4:ofi (incrementally when already built), then runs
 #   1. the unit tests of the topology logic (test/unit, no MPI), and that
 #      doc/cvars.md is what the sources' CVAR blocks give;
-#   2. per device (ofi over the tcp provider): MPICH's own coll tests with
-#      each of our algorithms forced and with the built-in tuning, at 1-17
-#      processes, with and without emulated nodes (cliques by block and
-#      round-robin, uneven), -bind-to core and a fake 2-package hwloc
-#      topology, plus our own MPI tests in test/mpi/coll (topo_*.c): the
-#      runs of test/mpi/coll/testlist.topo (and testlist.topo-full);
+#   2. MPICH's own coll tests with each of our algorithms forced and with
+#      the built-in tuning, at 1-17 processes, with and without emulated
+#      nodes (cliques by block and round-robin, uneven), -bind-to core and
+#      a fake 2-package hwloc topology, plus our own MPI tests in
+#      test/mpi/coll (topo_*.c): the runs of test/mpi/coll/testlist.topo
+#      (and testlist.topo-full), ofi over the tcp provider.  With several
+#      devices the devices share the runs, line by line in turn (line k on
+#      device k mod D), so that the whole check fits CI's 90 minutes;
+#      --full runs every line on every device;
 #   3. per device, the checks in test/system/: selection.sh, tuning.sh,
 #      defaults.sh, trace.sh, yield.sh, waits.sh, warmup.sh, anysource.sh, split.sh,
 #      faults.sh, dropin.sh, apps.sh; on ofi also
@@ -18,8 +21,10 @@
 #   4. that no run left segments in /dev/shm.
 # Ends with a line "N passed, N failed"; exit status 0 only if nothing failed.
 #
-# Usage: ./check.sh [--devices "ucx ofi"] [--quick]
+# Usage: ./check.sh [--devices "ucx ofi"] [--quick] [--full]
 #   --quick   fewer process counts and variations (a few minutes per device)
+#   --full    every MPI test run on every device (twice the MPI runs'
+#             time with two devices: about 15 more minutes)
 # Environment: JOBS (make -j, default: number of cores)
 
 set -u
@@ -28,10 +33,12 @@ top=$(cd "$(dirname "$0")" && pwd)
 cd "$top"
 devices="ucx ofi"
 quick=no
+full=no
 while [ $# -gt 0 ]; do
     case $1 in
         --devices) devices=$2; shift ;;
         --quick) quick=yes ;;
+        --full) full=yes ;;
         -h|--help) sed -n '2,/^[^#]/s/^# \{0,1\}//p' "$0"; exit 0 ;;
         *) echo "check.sh: unknown option '$1'" >&2; exit 2 ;;
     esac
@@ -119,8 +126,9 @@ note_result "doc/cvars.md documents every CVAR as the sources say (maint/gen-cva
 # ------------------------------------------------------------ MPI tests
 # the matrix is test/mpi/coll/testlist.topo (and testlist.topo-full)
 
-run_device() {      # device
+run_device() {      # device index
     dev=$1
+    dev_index=$2
     builddir=$top/build-$dev
     prefix=$top/install-$dev
     topo_build "$dev" || { note_result "build ch4:$dev" 1; return; }
@@ -138,14 +146,24 @@ run_device() {      # device
         grep -E 'ALGORITHM=topo_' "$coll/testlist.cvar" >"$coll/testlist.topo-cvar" 2>/dev/null
         lists=testlist.topo,testlist.topo-full,testlist.topo-cvar
     fi
-    # the runs: every line that is not a comment
+    # the runs: every line that is not a comment; this device's share
     runs=$(cd "$coll" && echo "$lists" | tr , '\n' | xargs cat | sed 's/#.*//' | grep -v '^[[:space:]]*$')
+    all=$(echo "$runs" | wc -l)
+    if [ $full = no ] && [ "$ndevices" -gt 1 ]; then
+        runs=$(echo "$runs" | awk -v d="$ndevices" -v i="$dev_index" '(NR - 1) % d == i')
+        echo "$runs" >"$coll/testlist.share"
+        lists=testlist.share
+        share=" (its share of $all)"
+    else
+        share=""
+    fi
     total=$(echo "$runs" | wc -l)
-    progs="$(echo "$runs" | awk '{print $1}' | sort -u) icallgather bcasttest topo_allgather"
+    # (and the programs that test/system runs)
+    progs="$(echo "$runs" | awk '{print $1}' | sort -u) icallgather bcasttest topo_allgather topo_bcast topo_order nonblocking iallred allred3 allgather2"
     # shellcheck disable=SC2086
     make -s -j"$JOBS" -C "$coll" $progs >/dev/null 2>&1 ||
         { note_result "ch4:$dev test programs build" 1; return; }
-    echo "== ch4:$dev: $total MPI test runs ($lists) (at $(elapsed) s)"
+    echo "== ch4:$dev: $total MPI test runs$share ($lists) (at $(elapsed) s)"
     env_dev=""
     [ "$dev" = ofi ] && env_dev="FI_PROVIDER=tcp"
     rm -f "$coll/summary-topo.tap"
@@ -221,8 +239,11 @@ run_device() {      # device
     topo_check_shm_leaks "ch4:$dev" || note_result "ch4:$dev left segments in /dev/shm" 1
 }
 
+ndevices=$(echo $devices | wc -w)
+i=0
 for d in $devices; do
-    run_device "$d"
+    run_device "$d" $i
+    i=$((i + 1))
 done
 
 [ -n "$failures" ] && echo "$failures"

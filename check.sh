@@ -138,6 +138,9 @@ run_device() {      # device index share-offset
     dev=$1
     dev_index=$2
     dev_offset=$3
+    # the checks that are the same on every device: the first one's
+    dev_once=no
+    [ "$dev_index" = 0 ] || [ $full = yes ] && dev_once=yes
     builddir=$top/build-$dev
     prefix=$top/install-$dev
     topo_build "$dev" || { note_result "build ch4:$dev" 1; return; }
@@ -190,7 +193,7 @@ run_device() {      # device index share-offset
         note_result "ch4:$dev: only $tally_count of $total test runs reported" 1
     fi
 
-    if [ "$dev_index" = 0 ] || [ $full = yes ]; then
+    if [ $dev_once = yes ]; then
         # selection through a user tuning file, and the error paths
         tap_script "ch4:$dev selection" "$builddir/selection.log" "$top/test/system/selection.sh" "$prefix" "$coll" "$dev"
         # tuning files: every error case, warn, and the topology predicates
@@ -237,7 +240,7 @@ run_device() {      # device index share-offset
     # drop-in: Debian's ScaLAPACK LU test (built against Debian's MPICH)
     # on this build under libmpich.so.12, default and each algorithm forced
     # (the library's names are the same on every device: the first only)
-    if [ "$dev_index" = 0 ] || [ $full = yes ]; then
+    if [ $dev_once = yes ]; then
         tap_script "ch4:$dev dropin" "$builddir/dropin.log" "$top/test/system/dropin.sh" "$prefix" "$dev"
     fi
     # real applications as Debian built them: NWChem and BAGEL energies,

@@ -49,12 +49,10 @@ check "one node: every reduce (predefined op, count > 0) is topo_pipeline" \
 check "one node: every barrier is topo_flags (the benchmark's barriers between calls)" \
     'valid && sel barrier topo_flags parent 2 && [ "$(grep -cE "^mpich-topo: +barrier +[a-z_]+ +selection +parent +2:" "$tmp/out")" = 1 ]'
 # (from 512 KiB in all topo_pipeline's first calls of a size also try
-#  MPICH's ring, traced as "ring trial": section 12)
+#  MPICH's ring, traced as "ring trial": section 12; how many of the
+#  benchmark's calls that takes follows its clock, so a size class counts
+#  as topo_pipeline's whether its calls ran as such or as the ring's)
 trial() { grep -A1 -E "^mpich-topo: +allgather +ring +$1 +parent +$2:" "$tmp/out" | sed -n '2p'; }
-# (from 512 KiB the first calls of a size run the learner's ways, MPICH's
-#  ring first: how many of the benchmark's calls that takes follows its
-#  clock, so a size class counts as topo_pipeline's whether its calls ran
-#  as topo_pipeline or as the ring's trials)
 tp_large() { { sizes allgather topo_pipeline parent 2; trial trial 2; trial learned 2; } | grep -q "$1"; }
 check "one node, 2 processes: allgather topo_pipeline below 32 KiB in all and from 512 KiB, MPICH's tree between" \
     'valid && sel allgather topo_pipeline parent 2 && sizes allgather topo_pipeline parent 2 | grep -q "8K-<16K B" && ! sizes allgather topo_pipeline parent 2 | grep -q "64K-<128K B" && tp_large "512K-<1024K B" && tp_large "4M-<8192K B" && sizes allgather recursive_doubling parent 2 | grep -q "64K-<128K B" && ! sel allgather ring parent 2 && trial trial 2 | grep -q "512K-<1024K B"'

@@ -333,4 +333,18 @@ check "2 nodes x 2, rounds of 2 KiB, 1 MiB reduce: the leaders' step once from 8
      grep -q "reduce topo_pipeline, calls of several rounds (2048 B each): the leaders. step per round below 8192 B, once" "$tmp/out" &&
      [ "$(grep -c ",net_start," "$tmp/timeline.csv")" = 0 ] && [ "$(grep -c ",net," "$tmp/timeline.csv")" = 2 ]'
 
+# 16. allreduce's step once with two leaders per node: each keeps its
+#     group's share of every round and steps on it among the nodes' leaders
+#     of its group (two "net" events per node in the timeline, none per
+#     round), so that each carries half the call.  Before, the node's first
+#     leader alone copied out and sent the whole call (one per node).
+rm -f "$tmp"/tl.*
+# shellcheck disable=SC2086
+run MPIR_CVAR_NUM_CLIQUES=2 MPIR_CVAR_TOPO_PIPELINE_CHUNK_SIZE=4096 MPIR_CVAR_TOPO_PRINT=1 \
+    MPIR_CVAR_TOPO_LEADERS_PER_NODE=2 MPIR_CVAR_TOPO_TIMELINE="$tmp/tl" 4 $ar
+python3 "$top/bench/timeline.py" --csv --collective allreduce "$tmp/tl" >"$tmp/timeline.csv" 2>&1
+check "2 nodes x 2, two leaders per node, 1 MiB allreduce: each leader steps once on its share, right results" \
+    'valid && sel allreduce topo_pipeline parent 4 && once 2048 "per round below 8192 B, once" &&
+     [ "$(grep -c ",net_start," "$tmp/timeline.csv")" = 0 ] && [ "$(grep -c ",net," "$tmp/timeline.csv")" = 4 ]'
+
 tap_summary defaults

@@ -187,7 +187,7 @@ static void reduce_group(void)
 static int steps(const MPIR_Topo_model_t * md, int nn, int k, long long c, long long r)
 {
     double rounds, once;
-    return MPIR_Topo_model_allreduce_steps(md, nn, k, c, r, c / 8, &rounds, &once);
+    return MPIR_Topo_model_allreduce_steps(md, nn, k, 1, c, r, c / 8, &rounds, &once);
 }
 
 static void steps_group(void)
@@ -216,6 +216,15 @@ static void steps_group(void)
     MPIR_Topo_model_t slow = model(2048);
     CHECK(steps(&slow, 2, 1, 1 << 20, 32768) == MPIR_TOPO_MODEL_ROUNDS,
           "B 2 KiB, 2 x 4, 1 MiB: once");
+    /* allreduce's once with k leaders, each on its share: each copies and
+     * sends 1/k of the call, the rounds are as with one */
+    {
+        double r1, o1, r2, o2;
+        MPIR_Topo_model_allreduce_steps(&md, 16, 2, 1, 1 << 20, 8192, (1 << 20) / 8, &r1, &o1);
+        MPIR_Topo_model_allreduce_steps(&md, 16, 2, 2, 1 << 20, 8192, (1 << 20) / 8, &r2, &o2);
+        CHECK(r1 == r2 && o2 < o1 - (1 << 20) / md.mem_speedup / 2,
+              "16 x 16, 1 MiB, once: %.0f with two leaders, %.0f with one", o2, o1);
+    }
     /* one switch at most as the call grows, and where rounds are smaller
      * (more processes per node) once starts no later */
     for (int i = 0; i < (int) (sizeof(nns) / sizeof(nns[0])); i++) {

@@ -331,8 +331,8 @@ int MPIR_Topo_model_reduce_leaders(const MPIR_Topo_model_t * md, int nn, long lo
 /* Whether an allreduce of c bytes (count elements) across nn nodes, k
  * leaders per node, in rounds of r bytes (c > r) takes the leaders' step
  * per round or once on the whole call, with both predictions. */
-int MPIR_Topo_model_allreduce_steps(const MPIR_Topo_model_t * md, int nn, int k, long long c,
-                                    long long r, long long count, double *rounds,
+int MPIR_Topo_model_allreduce_steps(const MPIR_Topo_model_t * md, int nn, int k, int ko,
+                                    long long c, long long r, long long count, double *rounds,
                                     double *once);
 /* The tree of nodes of a bcast (1: the chain), its chunk and its cost. */
 int MPIR_Topo_model_bcast_nodes(const MPIR_Topo_model_t * md, int nn, long long m, long long slot,

@@ -104,10 +104,12 @@ int MPIR_Topo_model_reduce_leaders(const MPIR_Topo_model_t * md, int nn, long lo
  *           MPIR_Topo_model_reduce_leaders puts first) while the node
  *           copies round i+1 in, reduces it and copies round i-1 out:
  *           s(r) + ceil(c/r).max(net(r/k), s(r)) with s(r) = 2r/R + r/F
- *   once    the node reduces the whole call into its first leader's
- *           buffer (rounds without a network step), one leaders' step on
- *           the whole call, then the node copies it out of that buffer:
- *           c/R + c/F + net(c) + 2c/R
+ *   once    the node reduces the whole call (rounds without a network
+ *           step), each of ko leaders copying its share of each round
+ *           out, one step per leader on its c/ko, then the leaders copy
+ *           their shares into the slots while the node copies the rounds
+ *           before out: c/R + c/F + c/(ko.R) + net(c/ko) + c/R
+ *           (ko = k for allreduce; reduce's once has one leader)
  * Each round pays the step's latencies (log2 nn of them, twice for the
  * split): where r is small against them (many processes per node share
  * a slot, many nodes, a large B) the rounds cost several times the
@@ -120,12 +122,12 @@ int MPIR_Topo_model_reduce_leaders(const MPIR_Topo_model_t * md, int nn, long lo
  * 1.1-1.4x faster; with 16 processes per node it puts once 4x ahead and
  * more (SimGrid: 8x). */
 #define MPIR_TOPO_MODEL_ONCE_MARGIN 2.0
-int MPIR_Topo_model_allreduce_steps(const MPIR_Topo_model_t * md, int nn, int k, long long c,
-                                    long long r, long long count, double *rounds,
+int MPIR_Topo_model_allreduce_steps(const MPIR_Topo_model_t * md, int nn, int k, int ko,
+                                    long long c, long long r, long long count, double *rounds,
                                     double *once)
 {
     double R = md->mem_speedup, F = md->red_speedup, d, sp, net_r, net_c, local_r;
-    long long nr = (c + r - 1) / r, rk = (r + k - 1) / k;
+    long long nr = (c + r - 1) / r, rk = (r + k - 1) / k, ck = (c + ko - 1) / ko;
 
     /* (MPICH's nonblocking selection takes the rounds' steps: the
      * model's own choice for them is the best it could do) */
@@ -133,9 +135,9 @@ int MPIR_Topo_model_allreduce_steps(const MPIR_Topo_model_t * md, int nn, int k,
         MPIR_TOPO_MODEL_SPLIT ? sp : d;
     local_r = 2.0 * r / R + r / F;
     *rounds = local_r + nr * (net_r > local_r ? net_r : local_r);
-    net_c = MPIR_Topo_model_reduce_leaders(md, nn, c, count, &d, &sp) ==
+    net_c = MPIR_Topo_model_reduce_leaders(md, nn, ck, count / ko, &d, &sp) ==
         MPIR_TOPO_MODEL_SPLIT ? sp : d;
-    *once = c / R + c / F + net_c + 2.0 * c / R;
+    *once = 2.0 * c / R + c / F + (double) ck / R + net_c;
     return *once * MPIR_TOPO_MODEL_ONCE_MARGIN < *rounds ? MPIR_TOPO_MODEL_ONCE :
         MPIR_TOPO_MODEL_ROUNDS;
 }

@@ -68,9 +68,11 @@ cvars:
                   processes per node, many nodes); MPIR_CVAR_TOPO_PRINT
                   prints where it switches
         rounds  - each round's step while the node fills the next round
-        once    - the node reduces the whole call into its first
-                  leader's buffer, one step on the whole call, then the
-                  node copies the result out
+        once    - the node reduces the whole call within the node, each
+                  group's leader keeping its group's share of each round
+                  (MPIR_CVAR_TOPO_LEADERS_PER_NODE), one step per leader
+                  on its shares of the whole call, then the node copies
+                  the result out
 
     - name        : MPIR_CVAR_TOPO_REDUCE_LEADERS_STEP
       category    : TOPO
@@ -120,10 +122,15 @@ cvars:
  * cost several times the call's bytes (SimGrid, 16 nodes x 16, 1 MiB:
  * 11x MPICH's flat reduce-scatter + allgather).  Where the cost model
  * says so (MPIDI_Topo_leaders_once), the leaders' step runs once: the
- * rounds reduce the call into the node's first leader's buffer (no
- * network step, only that leader copies out), that leader allreduces the
- * whole call among the nodes' first leaders, and the node copies the
- * result out of the slots a round at a time (once_out).
+ * rounds reduce the call within the node (no network step; only the
+ * leaders copy out, leader g its group's share of the round, the element
+ * range it carries in the rounds' steps), leader g allreduces its shares
+ * of the whole call among the nodes' group-g leaders, and the node copies
+ * the result out of the slots a round at a time once every leader has
+ * copied its shares in (once_out).  With k leaders each copies and sends
+ * c/k of a call of c bytes: with one, a node of 16 processes waited on one
+ * process' two copies of the whole call (SimGrid, 16 nodes x 16: 1.3x
+ * MPICH's flat reduce-scatter + allgather from 256 KiB).
  *
  * Reduce (MPIR_CVAR_REDUCE_INTRA_ALGORITHM=topo_pipeline) runs the same
  * rounds: the leaders' step is a reduce to the leaders of the root's node,
@@ -267,6 +274,12 @@ typedef struct {
     int net_blocking;           /* one round: nothing to overlap its network step with */
     int once;                   /* the leaders' step once on the whole call, after the
                                  * rounds (which then reduce within the node only) */
+    int once_k;                 /* once: the leaders that take part (allreduce: every
+                                 * group's, each with its share of each round; reduce:
+                                 * the first) */
+    char *pack;                 /* once, such a leader: its shares of the rounds, one
+                                 * after the other (one leader: the whole call) */
+    MPI_Aint pack_n;            /* elements in pack so far */
     int user_wants;             /* allreduce, or reduce's root: the call's result is
                                  * this process' (wants: the rounds' result) */
     /* several rounds: MPICH's nonblocking schedules carry no error bit, so
@@ -608,7 +621,7 @@ static int round_out(reduction_t * x, MPI_Aint i)
             MPIDI_TOPO_WAIT_GE(e, &MPIDI_TOPO_CTRL(e, e->leader_local[g])->avail,
                                MPIDI_TOPO_PROG(r, 1));
     }
-    if (e->group_level && x->root < 0 && e->group > 0) {
+    if (e->group_level && x->root < 0 && e->group > 0 && !x->once) {
         /* the way out in two levels too: my group copies the result into
          * its first area (nobody reads the partials any more: every
          * leader has seen its group's stage 2 done), each in its part,
@@ -637,7 +650,18 @@ static int round_out(reduction_t * x, MPI_Aint i)
         MPL_atomic_release_store_uint64(&me->copied, r);
         MPIDI_TOPO_WAIT_ALL(e, copied, lo, lo + gsize, r);
     }
-    if (x->discard)
+    if (x->once && x->once_k > 1) {
+        /* a leader of the step keeps its share of the round, after its
+         * shares of the rounds before (one leader keeps the whole round
+         * where it belongs in its buffer, below) */
+        MPI_Aint lo = n * e->group / x->once_k, hi = n * (e->group + 1) / x->once_k;
+        if (hi > lo && !x->discard) {
+            MPI_Aint len = (hi - lo - 1) * x->extent + x->true_extent;
+            memcpy(x->pack + x->pack_n * x->extent + x->true_lb,
+                   res + lo * x->extent + x->true_lb, len);
+        }
+        x->pack_n += hi - lo;
+    } else if (x->discard)
         ;
     else if (!x->has_holes)
         memcpy(x->rbuf + off * x->extent + x->true_lb, res + x->true_lb, n * x->extent);
@@ -670,31 +694,38 @@ int MPIDI_Topo_leaders_once(const MPIDI_Topo_engine_t * e, int is_reduce, MPI_Ai
     if (!is_reduce &&
         MPIR_CVAR_TOPO_ALLREDUCE_LEADERS_STEP != MPIR_CVAR_TOPO_ALLREDUCE_LEADERS_STEP_auto)
         return MPIR_CVAR_TOPO_ALLREDUCE_LEADERS_STEP == MPIR_CVAR_TOPO_ALLREDUCE_LEADERS_STEP_once;
-    return MPIR_Topo_model_allreduce_steps(&md, e->nnodes, e->k, (long long) (count * extent),
+    return MPIR_Topo_model_allreduce_steps(&md, e->nnodes, e->k, is_reduce ? 1 : e->k,
+                                           (long long) (count * extent),
                                            (long long) (c * extent), (long long) count, &rounds,
                                            &once) == MPIR_TOPO_MODEL_ONCE;
 }
 
-/* x.once, after the rounds: the node's first leader holds the node's
- * reduction in its buffer; it allreduces it among the nodes' first
- * leaders (reduce: to the root's node's), then copies the result into the
- * slots a round at a time and the node's other processes copy it out
- * (reduce: the root alone, where it is not that leader; nodes without the
- * root are done).  A failed step fails the call on every local process
- * that waits for it (node_failed, set before the first slot is
- * published). */
+/* x.once, after the rounds.  One leader (reduce; allreduce on nodes of
+ * one group): the node's first leader holds the node's reduction in its
+ * buffer; it allreduces it among the nodes' first leaders (reduce: to the
+ * root's node's), then copies the result into the slots a round at a time
+ * and the node's other processes copy it out (reduce: the root alone,
+ * where it is not that leader; nodes without the root are done).
+ * Allreduce on nodes of k groups: leader g holds its share of each round
+ * (pack) and allreduces it among the nodes' group-g leaders, so that each
+ * leader's copies and step carry 1/k of the call; then each copies its
+ * shares into the slots and everyone copies each round out once all k
+ * leaders have.  A failed step fails the call on every local process that
+ * waits for it (node_failed, set before the first slot is published). */
 static int once_out(reduction_t * x)
 {
     int mpi_errno = MPI_SUCCESS, mpi_errno_ret = MPI_SUCCESS;
     MPIDI_Topo_engine_t *e = x->e;
     MPIDI_Topo_ctrl_t *me = MPIDI_TOPO_CTRL(e, e->local_rank);
-    int lead = e->leader_local[0], nlocal = e->local_size;
+    int lead = e->leader_local[0], nlocal = e->local_size, k = x->once_k;
+    int steps = e->is_leader && e->group < k;   /* (x->wants) */
+    MPI_Aint packed = 0;
     uint64_t base;
 
-    if (e->local_rank == lead && e->leader_comm) {
+    if (steps && e->leader_comm && x->pack_n > 0) {
         MPIDI_Topo_node_errflag(e, x->errflag);
         if (x->root < 0)
-            mpi_errno = allreduce_net(MPI_IN_PLACE, x->rbuf, x->count, x->datatype, x->op,
+            mpi_errno = allreduce_net(MPI_IN_PLACE, x->pack, x->pack_n, x->datatype, x->op,
                                       e->leader_comm, x->errflag);
         else    /* (a node without the root sends its own buffer: MPICH's way) */
             mpi_errno = reduce_net(e->node == x->root_node ? MPI_IN_PLACE : x->rbuf, x->rbuf,
@@ -715,16 +746,28 @@ static int once_out(reduction_t * x)
         uint64_t r = base + 1 + i;
         MPI_Aint off = i * x->c, n = MPL_MIN(x->c, x->count - off);
         MPI_Aint span = (n - 1) * x->extent + x->true_extent;
+        MPI_Aint lo = n * e->group / k, hi = n * (e->group + 1) / k;
         char *slot = MPIDI_TOPO_SLOT(e, r), *mine = x->rbuf + off * x->extent + x->true_lb;
 
-        if (e->local_rank == lead) {
+        if (steps) {
             if (r > MPIDI_TOPO_NSLOTS)
                 MPIDI_TOPO_WAIT_ALL(e, done, 0, nlocal, r - MPIDI_TOPO_NSLOTS);
-            memcpy(slot, mine, span);   /* (area 0: element 0's data at the slot) */
-            MPIDI_TOPO_SHARED_DEFINED(slot, span);
+            /* (area 0: element 0's data at the slot) */
+            if (k == 1) {
+                memcpy(slot, mine, span);
+                MPIDI_TOPO_SHARED_DEFINED(slot, span);
+            } else if (hi > lo) {
+                MPI_Aint len = (hi - lo - 1) * x->extent + x->true_extent;
+                memcpy(slot + lo * x->extent, x->pack + packed * x->extent + x->true_lb, len);
+                MPIDI_TOPO_SHARED_DEFINED(slot + lo * x->extent, len);
+            }
+            packed += hi - lo;
             MPL_atomic_release_store_uint64(&me->avail, MPIDI_TOPO_PROG(r, 1));
-        } else if (x->user_wants) {
-            MPIDI_TOPO_WAIT_GE(e, &MPIDI_TOPO_CTRL(e, lead)->avail, MPIDI_TOPO_PROG(r, 1));
+        }
+        if (x->user_wants && !(steps && k == 1)) {
+            for (int g = 0; g < k; g++)
+                MPIDI_TOPO_WAIT_GE(e, &MPIDI_TOPO_CTRL(e, e->leader_local[g])->avail,
+                                   MPIDI_TOPO_PROG(r, 1));
             if (x->discard)
                 ;
             else if (!x->has_holes)
@@ -773,6 +816,9 @@ static int allreduce_elements(const void *sendbuf, void *recvbuf, MPI_Aint count
     x.nreq[0] = x.nreq[1] = NULL;
     x.net_blocking = 0;
     x.once = 0;
+    x.once_k = 1;
+    x.pack = NULL;
+    x.pack_n = 0;
     x.nrounds = 0;
     x.failed_req = NULL;
     x.failed_in = x.failed_out = 0;
@@ -851,13 +897,27 @@ static int allreduce_elements(const void *sendbuf, void *recvbuf, MPI_Aint count
     MPIR_ERR_CHECK(mpi_errno);
     if (e->nnodes > 1 && nrounds > 1 &&
         MPIDI_Topo_leaders_once(e, root >= 0, count, x.c, x.extent)) {
-        /* the rounds reduce into the first leader's buffer alone: its
-         * receive buffer, where it has one for the call's result */
         x.once = 1;
-        x.wants = e->local_rank == e->leader_local[0];
-        if (x.wants && (discard || !x.user_wants)) {
-            sink = MPIR_Topo_sink_alloc(comm, count * x.extent);
-            x.rbuf = (char *) sink - x.true_lb;
+        x.once_k = root < 0 ? e->k : 1;
+        x.wants = e->is_leader && e->group < x.once_k;
+        if (x.once_k > 1 && x.wants) {
+            /* allreduce: each group's leader keeps its share of every
+             * round (the element range its group carries in the rounds'
+             * steps, the same on every node) */
+            MPI_Aint last = count - (nrounds - 1) * x.c, g = e->group, k = x.once_k;
+            MPI_Aint n_pack = (nrounds - 1) * (x.c * (g + 1) / k - x.c * g / k) +
+                last * (g + 1) / k - last * g / k;
+            sink = MPIR_Topo_sink_alloc(comm, n_pack * x.extent);
+            x.pack = (char *) sink - x.true_lb;
+        } else if (x.wants) {
+            /* the rounds reduce into the first leader's buffer alone: its
+             * receive buffer, where it has one for the call's result */
+            if (discard || !x.user_wants) {
+                sink = MPIR_Topo_sink_alloc(comm, count * x.extent);
+                x.rbuf = (char *) sink - x.true_lb;
+            }
+            x.pack = x.rbuf;
+            x.pack_n = count;
         }
     }
 

@@ -4,7 +4,7 @@
 # leader per node, the node's phases as delays) beside MPICH's flat
 # algorithms over every process (flat.c, SMPI's implementations of them).
 #
-#   colls.py BINDIR OUT_DIR NODES PPN SIZES COLLS FLAT_NODES COPY_GBS TIMEOUT [RED_FRACTION]
+#   colls.py BINDIR OUT_DIR NODES PPN SIZES COLLS FLAT_NODES COPY_GBS TIMEOUT [RED_FRACTION [K]]
 #
 # BINDIR holds leaders, flat and model_choice (built by run.sh).  For each
 # platform (InfiniBand-like, Ethernet-like fat trees), node count and size
@@ -31,6 +31,12 @@
 # the engine runs them: round r's leaders' step while the node copies in
 # and reduces round r+1 and copies out round r-1 (ours:rounds), or the
 # step once on the whole call (ours:once), as the cost model picks.
+# With K leaders per node (default 2: a node of two sockets, one leader per
+# NUMA domain, the engine's default), the step once is also run as the
+# engine runs it there (ours:once-k<K>): each leader copies its share of
+# each round out, the K leaders of a node step at once through its one
+# link, each on its share, and copy their shares back into the slots
+# while the node copies each round out; the tuning row names that one.
 import csv
 import os
 import signal
@@ -140,6 +146,7 @@ def main():
     global COPY_BW
     bindir, out, nodes, ppn, sizes, colls, flat_nodes, copy_gbs, timeout = sys.argv[1:10]
     red_fraction = float(sys.argv[10]) if len(sys.argv) > 10 else 0.0
+    kl = int(sys.argv[11]) if len(sys.argv) > 11 else 2
     nodes = [int(x) for x in nodes.split()]
     flat_nodes = [int(x) for x in flat_nodes.split()]
     sizes = [int(x) for x in sizes.split()]
@@ -163,6 +170,7 @@ def main():
         for name, bw, lat in PLATFORMS:
             xml1, hosts1 = platform(bindir, name, n, bw, lat, 1)
             xmlp, hostsp = platform(bindir, name, n, bw, lat, ppn)
+            xmlk, hostsk = platform(bindir, name, n, bw, lat, kl) if kl > 1 else (xml1, hosts1)
 
             def lead(*args):
                 return smpirun(xml1, hosts1, n, [leaders] + [str(a) for a in args],
@@ -225,7 +233,21 @@ def main():
                             t = step[one]
                             rows.append(("ours:once", t and local_in(m) + m / rate + t + m / rate
                                          + cr / rate, "step " + one))
-                            eng = "ours:" + model(tool, "steps %d %d %d %d" % (n, m, cr, B_DEFAULT))[0]
+                            eng = "ours:" + model(tool, "steps %d %d %d %d 6 3 %d" % (
+                                n, m, cr, B_DEFAULT, kl))[0]
+                            if kl > 1:
+                                mk = -(-m // kl)
+                                onek = model(tool, "allreduce %d %d %d" % (n, mk, B_DEFAULT))[0]
+                                if mk <= 2048:
+                                    onek = "doubling"
+                                t = smpirun(xmlk, hostsk, n * kl,
+                                            [str(a) for a in (leaders, onek, mk, ppn, copy_gbs,
+                                                              red_gbs, SLOT, kl)],
+                                            timeout=timeout)
+                                rows.append(("ours:once-k%d" % kl, t and local_in(m) + mk / rate + t
+                                             + m / rate + cr / rate, "step " + onek))
+                                if eng == "ours:once":
+                                    eng = "ours:once-k%d" % kl
                         else:
                             eng = "ours-one-step:" + one
                         rows.append(node_aware(coll, m, n, ppn, xml1, hosts1, flat, rate, red, timeout))

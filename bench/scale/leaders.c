@@ -7,7 +7,7 @@
  * point-to-point calls as src/mpid/ch4/shm/topo/ sends them, with the
  * node's shared-memory phases as delays.
  *
- *   smpirun ... leaders ALGO BYTES PPN COPY_GBS [RED_GBS [CHUNK]]
+ *   smpirun ... leaders ALGO BYTES PPN COPY_GBS [RED_GBS [CHUNK [K]]]
  *     ALGO      pingpong  one way between the first and the last node (the
  *                         platform's latency and bandwidth as the model
  *                         sees them)
@@ -40,6 +40,11 @@
  *               are delays of bytes / rate
  *     RED_GBS   one process's reduction rate, GB/s (default COPY_GBS / 2)
  *     CHUNK     bcast's chunk or slot, bytes (default 131072)
+ *     K         leaders per node (default 1), for the allreduce steps: K
+ *               processes per host (the platform's hosts have K cores,
+ *               the host file names each node K times), leader g of each
+ *               node steps among the nodes' leaders g, all K at once
+ *               through the node's one link
  *
  * Prints, on every process, "ALGO,N,PPN,BYTES,seconds": the time from the
  * start to its node's last copy-out; the slowest is the largest (read by
@@ -60,13 +65,17 @@ static void no_copy(smx_activity_t comm, void *buf, size_t size)
     (void) comm, (void) buf, (void) size;
 }
 
+/* the leaders that step together: every process, or with K leaders per
+ * node those of one group */
+static MPI_Comm lcomm;
+
 /* bytes to "to" and from "from", in messages of at most 1 GiB (the
  * counts are ints; one latency more per GiB is lost in such a message) */
 static void exchange(char *buf, long long bytes, int to, int from)
 {
     do {
         int c = bytes > (1LL << 30) ? 1 << 30 : (int) bytes;
-        MPI_Sendrecv(buf, c, MPI_BYTE, to, 0, buf, c, MPI_BYTE, from, 0, MPI_COMM_WORLD,
+        MPI_Sendrecv(buf, c, MPI_BYTE, to, 0, buf, c, MPI_BYTE, from, 0, lcomm,
                      MPI_STATUS_IGNORE);
         bytes -= c;
     } while (bytes > 0);
@@ -77,9 +86,9 @@ static void exchange_one(char *buf, long long bytes, int peer, int send)
 {
     int c = bytes > (1LL << 30) ? 1 << 30 : (int) bytes;
     if (send)
-        MPI_Send(buf, c, MPI_BYTE, peer, 2, MPI_COMM_WORLD);
+        MPI_Send(buf, c, MPI_BYTE, peer, 2, lcomm);
     else
-        MPI_Recv(buf, c, MPI_BYTE, peer, 2, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        MPI_Recv(buf, c, MPI_BYTE, peer, 2, lcomm, MPI_STATUS_IGNORE);
 }
 
 /* the node's processes copy c bytes out once they have arrived (at now)
@@ -130,7 +139,7 @@ static double bcast(char *buf, const char *algo, long long m, long long chunk, d
     /* a chunk's receive is posted while the one before it is forwarded,
      * as the engine posts it ahead with one leader per node */
     if (parent >= 0)
-        MPI_Irecv(buf, (int) (chunk < m ? chunk : m), MPI_BYTE, parent, 3, MPI_COMM_WORLD, &rreq);
+        MPI_Irecv(buf, (int) (chunk < m ? chunk : m), MPI_BYTE, parent, 3, lcomm, &rreq);
     for (long long i = 0; i < nchunks; i++) {
         long long c = i + 1 < nchunks ? chunk : m - i * chunk;
         if (parent < 0) {
@@ -139,10 +148,10 @@ static double bcast(char *buf, const char *algo, long long m, long long chunk, d
             long long next = i + 2 < nchunks ? chunk : m - (i + 1) * chunk;
             MPI_Wait(&rreq, MPI_STATUS_IGNORE);
             if (i + 1 < nchunks)
-                MPI_Irecv(buf, (int) next, MPI_BYTE, parent, 3, MPI_COMM_WORLD, &rreq);
+                MPI_Irecv(buf, (int) next, MPI_BYTE, parent, 3, lcomm, &rreq);
         }
         for (int k = 0; k < nchildren; k++) {
-            MPI_Isend(buf, (int) c, MPI_BYTE, children[k], 3, MPI_COMM_WORLD, &reqs[nreqs++]);
+            MPI_Isend(buf, (int) c, MPI_BYTE, children[k], 3, lcomm, &reqs[nreqs++]);
             if (seq)    /* one child after the other, the largest subtree first */
                 MPI_Wait(&reqs[nreqs - 1], MPI_STATUS_IGNORE);
         }
@@ -181,16 +190,21 @@ static double allreduce_step(char *buf, const char *algo, long long c, double re
 int main(int argc, char **argv)
 {
     int rank, n;
-    smpi_comm_set_copy_data_callback(&no_copy);
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &n);
     if (argc < 5) {
         if (rank == 0)
             fprintf(stderr, "usage: leaders pingpong|ring|logstep|chain|binomial|binomial_all|binomial_seq|doubling|split "
-                    "BYTES PPN COPY_GBS [RED_GBS [CHUNK]]\n");
+                    "BYTES PPN COPY_GBS [RED_GBS [CHUNK [K]]]\n");
         MPI_Abort(MPI_COMM_WORLD, 2);
     }
+    int k = argc > 7 ? atoi(argv[7]) : 1;
+    MPI_Comm_split(MPI_COMM_WORLD, k > 1 ? rank % k : 0, rank, &lcomm);
+    /* (after the split, which needs its data moved) */
+    smpi_comm_set_copy_data_callback(&no_copy);
+    MPI_Comm_rank(lcomm, &rank);
+    MPI_Comm_size(lcomm, &n);
     const char *algo = argv[1];
     long long m = atoll(argv[2]);
     int ppn = atoi(argv[3]);

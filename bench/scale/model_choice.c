@@ -12,11 +12,11 @@
  *           takes where it runs, forced or chosen)
  *   "allreduce NODES BYTES B"
  *        -> "choice,doubling,split" (one round of BYTES, doubles)
- *   "steps NODES BYTES ROUND B [R [F]]"
+ *   "steps NODES BYTES ROUND B [R [F [K]]]"
  *        -> "choice,rounds,once" (an allreduce of BYTES in rounds of ROUND,
- *           one leader per node, doubles: the leaders' step per round or
- *           once; R the memory's speed over the NIC's, F a reduction's,
- *           by default the engine's)
+ *           K leaders per node (default 1), doubles: the leaders' step per
+ *           round or once; R the memory's speed over the NIC's, F a
+ *           reduction's, by default the engine's)
  * Predictions are in bytes of NIC time. */
 
 #include "topo_logic.h"
@@ -26,7 +26,7 @@
 int main(void)
 {
     char line[256], what[16];
-    int nn, ppn, n;
+    int nn, ppn, n, k;
     long long m, slot;
     double B, R, F, a, b;
 
@@ -51,14 +51,16 @@ int main(void)
             md.net_latency = B;
             int c = MPIR_Topo_model_reduce_leaders(&md, nn, m, m / 8, &a, &b);
             printf("%s,%.1f,%.1f\n", c == MPIR_TOPO_MODEL_SPLIT ? "split" : "doubling", a, b);
-        } else if ((n = sscanf(line, "steps %d %lld %lld %lf %lf %lf", &nn, &m, &slot, &B, &R,
-                               &F)) >= 4) {
+        } else if ((n = sscanf(line, "steps %d %lld %lld %lf %lf %lf %d", &nn, &m, &slot, &B, &R,
+                               &F, &k)) >= 4) {
             md.net_latency = B;
             if (n >= 5)
                 md.mem_speedup = R;
-            if (n == 6)
+            if (n >= 6)
                 md.red_speedup = F;
-            int c = MPIR_Topo_model_allreduce_steps(&md, nn, 1, m, slot, m / 8, &a, &b);
+            if (n < 7)
+                k = 1;
+            int c = MPIR_Topo_model_allreduce_steps(&md, nn, k, k, m, slot, m / 8, &a, &b);
             printf("%s,%.1f,%.1f\n", c == MPIR_TOPO_MODEL_ONCE ? "once" : "rounds", a, b);
         } else if (sscanf(line, "%d %d %lld %lf %lf", &nn, &ppn, &m, &B, &R) == 5 ||
                    (sscanf(line, "%15s %d %d %lld %lf %lf", what, &nn, &ppn, &m, &B, &R) == 6 &&

@@ -9,7 +9,7 @@
 #   bench/scale/run.sh --calibrate [--out DIR]
 #   bench/scale/run.sh --colls "bcast allreduce allgather" [--nodes ...]
 #                      [--flat-nodes "16 64"] [--ppn 16] [--sizes ...]
-#                      [--timeout 120] [--red-fraction F] [--out DIR]
+#                      [--timeout 120] [--red-fraction F] [--leaders K] [--out DIR]
 #
 # --colls: the engine's schedules of those collectives among one leader
 # per node (leaders.c) beside MPICH's flat algorithms over every process
@@ -18,7 +18,9 @@
 # DIR bench/results/scale-sim-colls).  --timeout bounds each cell.
 # --red-fraction F charges the node's reductions (ours and those of MPICH's
 # composition) at F x the copy rate (0, default: free, as SMPI's flat
-# algorithms' are).
+# algorithms' are).  --leaders K (default 2): allreduce's step once is also
+# run with K leaders per node, each on its share (ours:once-kK), what the
+# engine runs on nodes of K NUMA domains; the tuning row names it.
 #
 # --calibrate: no simulation; fits the model's B and R to the emulated
 # cluster's measured allgather cells (bench/results/cluster-*) and writes,
@@ -55,6 +57,7 @@ colls=
 flat_nodes="16 64"
 timeout=120
 red_fraction=0
+leaders=2
 cmdline="bench/scale/run.sh $*"
 while [ $# -gt 0 ]; do
     case $1 in
@@ -68,6 +71,7 @@ while [ $# -gt 0 ]; do
         --flat-nodes) flat_nodes=$2; shift ;;
         --timeout) timeout=$2; shift ;;
         --red-fraction) red_fraction=$2; shift ;;
+        --leaders) leaders=$2; shift ;;
         -h|--help) sed -n '2,/^[^#]/s/^# \{0,1\}//p' "$0"; exit 0 ;;
         *) echo "scale/run.sh: unknown option '$1' (--help)" >&2; exit 2 ;;
     esac
@@ -119,7 +123,7 @@ if [ -n "$colls" ]; then
     smpicc -O2 -o "$tmp/flat" "$top/bench/scale/flat.c" 2>"$tmp/cc.log" || { cat "$tmp/cc.log"; exit 1; }
     t0=$(date +%s)
     python3 "$top/bench/scale/colls.py" "$tmp" "$out" "$nodes_l" "$ppn" "$sizes" "$colls" \
-        "$flat_nodes" "$copy_gbs" "$timeout" "$red_fraction"
+        "$flat_nodes" "$copy_gbs" "$timeout" "$red_fraction" "$leaders"
     write_meta
     python3 "$top/bench/scale/report.py" --colls "$out"
     echo "== done: $out/summary.md"

@@ -719,7 +719,6 @@ static int once_out(reduction_t * x)
     MPIDI_Topo_ctrl_t *me = MPIDI_TOPO_CTRL(e, e->local_rank);
     int lead = e->leader_local[0], nlocal = e->local_size, k = x->once_k;
     int steps = e->is_leader && e->group < k;   /* (x->wants) */
-    MPI_Aint packed = 0;
     uint64_t base;
 
     if (steps && e->leader_comm && x->pack_n > 0) {
@@ -742,11 +741,15 @@ static int once_out(reduction_t * x)
     mpi_errno = MPIDI_Topo_rounds(e, (uint64_t) x->nrounds, &base, x->errflag);
     if (mpi_errno)
         return mpi_errno;
-    for (MPI_Aint i = 0; i < x->nrounds; i++) {
-        uint64_t r = base + 1 + i;
+    for (MPI_Aint j = 0; j < x->nrounds; j++) {
+        /* (several leaders: from the last round, see allreduce_elements) */
+        MPI_Aint i = k > 1 ? x->nrounds - 1 - j : j;
+        uint64_t r = base + 1 + j;
         MPI_Aint off = i * x->c, n = MPL_MIN(x->c, x->count - off);
         MPI_Aint span = (n - 1) * x->extent + x->true_extent;
         MPI_Aint lo = n * e->group / k, hi = n * (e->group + 1) / k;
+        /* (every round before round i is whole: their shares are alike) */
+        MPI_Aint packed = i * (x->c * (e->group + 1) / k - x->c * e->group / k);
         char *slot = MPIDI_TOPO_SLOT(e, r), *mine = x->rbuf + off * x->extent + x->true_lb;
 
         if (steps) {
@@ -761,7 +764,6 @@ static int once_out(reduction_t * x)
                 memcpy(slot + lo * x->extent, x->pack + packed * x->extent + x->true_lb, len);
                 MPIDI_TOPO_SHARED_DEFINED(slot + lo * x->extent, len);
             }
-            packed += hi - lo;
             MPL_atomic_release_store_uint64(&me->avail, MPIDI_TOPO_PROG(r, 1));
         }
         if (x->user_wants && !(steps && k == 1)) {
@@ -779,7 +781,7 @@ static int once_out(reduction_t * x)
             }
         }
         MPL_atomic_release_store_uint64(&me->done, r);
-        MPIDI_TOPO_EVENT(e, "out", i, 0);
+        MPIDI_TOPO_EVENT(e, "out", j, 0);
     }
     return mpi_errno_ret;
 }
@@ -900,10 +902,18 @@ static int allreduce_elements(const void *sendbuf, void *recvbuf, MPI_Aint count
         x.once = 1;
         x.once_k = root < 0 ? e->k : 1;
         x.wants = e->is_leader && e->group < x.once_k;
-        if (x.once_k > 1 && x.wants) {
+        if (x.once_k > 1 && x.wants && !discard && !x.has_holes) {
             /* allreduce: each group's leader keeps its share of every
              * round (the element range its group carries in the rounds'
-             * steps, the same on every node) */
+             * steps, the same on every node) at the start of its receive
+             * buffer: share j lies below round j + 1's input (in place
+             * too: an input is in the slot before it is overwritten),
+             * and once_out copies the rounds out from the last, so that
+             * no round's result lands on a share not yet sent back */
+            x.pack = x.rbuf;
+        } else if (x.once_k > 1 && x.wants) {
+            /* (a buffer of the shares' size: a staging failure's
+             * result is dropped; the user's holes stay untouched) */
             MPI_Aint last = count - (nrounds - 1) * x.c, g = e->group, k = x.once_k;
             MPI_Aint n_pack = (nrounds - 1) * (x.c * (g + 1) / k - x.c * g / k) +
                 last * (g + 1) / k - last * g / k;

@@ -293,6 +293,14 @@ typedef struct {
     MPIR_Errflag_t *errflag;
 } reduction_t;
 
+/* Where group g's share of n elements starts, k groups: share g is
+ * [share_at(n, g, k), share_at(n, g + 1, k)), the same element range on
+ * every node whatever its size (what leader g carries across nodes) */
+static MPI_Aint share_at(MPI_Aint n, int g, int k)
+{
+    return n * g / k;
+}
+
 /* area a of a slot holds the span of local process a's elements; element
  * 0's base is the area minus true_lb */
 static char *area(const reduction_t * x, char *slot, int a)
@@ -532,7 +540,7 @@ static int round_in(reduction_t * x, MPI_Aint i)
         /* leader g's share of the round is the same element range on
          * every node, whatever the node sizes; in two levels its own
          * group reduced it */
-        MPI_Aint share_lo = n * e->group / e->k, share_hi = n * (e->group + 1) / e->k;
+        MPI_Aint share_lo = share_at(n, e->group, e->k), share_hi = share_at(n, e->group + 1, e->k);
         if (e->group_level)
             MPIDI_TOPO_WAIT_ALL(e, reduced, e->group_lo[e->group], e->group_lo[e->group + 1], r);
         else
@@ -654,7 +662,7 @@ static int round_out(reduction_t * x, MPI_Aint i)
         /* a leader of the step keeps its share of the round, after its
          * shares of the rounds before (one leader keeps the whole round
          * where it belongs in its buffer, below) */
-        MPI_Aint lo = n * e->group / x->once_k, hi = n * (e->group + 1) / x->once_k;
+        MPI_Aint lo = share_at(n, e->group, x->once_k), hi = share_at(n, e->group + 1, x->once_k);
         if (hi > lo && !x->discard) {
             MPI_Aint len = (hi - lo - 1) * x->extent + x->true_extent;
             memcpy(x->pack + x->pack_n * x->extent + x->true_lb,
@@ -747,9 +755,9 @@ static int once_out(reduction_t * x)
         uint64_t r = base + 1 + j;
         MPI_Aint off = i * x->c, n = MPL_MIN(x->c, x->count - off);
         MPI_Aint span = (n - 1) * x->extent + x->true_extent;
-        MPI_Aint lo = n * e->group / k, hi = n * (e->group + 1) / k;
+        MPI_Aint lo = share_at(n, e->group, k), hi = share_at(n, e->group + 1, k);
         /* (every round before round i is whole: their shares are alike) */
-        MPI_Aint packed = i * (x->c * (e->group + 1) / k - x->c * e->group / k);
+        MPI_Aint packed = i * (share_at(x->c, e->group + 1, k) - share_at(x->c, e->group, k));
         char *slot = MPIDI_TOPO_SLOT(e, r), *mine = x->rbuf + off * x->extent + x->true_lb;
 
         if (steps) {
@@ -915,8 +923,8 @@ static int allreduce_elements(const void *sendbuf, void *recvbuf, MPI_Aint count
             /* (a buffer of the shares' size: a staging failure's
              * result is dropped; the user's holes stay untouched) */
             MPI_Aint last = count - (nrounds - 1) * x.c, g = e->group, k = x.once_k;
-            MPI_Aint n_pack = (nrounds - 1) * (x.c * (g + 1) / k - x.c * g / k) +
-                last * (g + 1) / k - last * g / k;
+            MPI_Aint n_pack = (nrounds - 1) * (share_at(x.c, g + 1, k) - share_at(x.c, g, k)) +
+                share_at(last, g + 1, k) - share_at(last, g, k);
             sink = MPIR_Topo_sink_alloc(comm, n_pack * x.extent);
             x.pack = (char *) sink - x.true_lb;
         } else if (x.wants) {

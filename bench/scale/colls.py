@@ -20,7 +20,10 @@
 #                 (node counts in FLAT_NODES only: it simulates every
 #                 process; cells whose buffers would pass 6 GiB are left
 #                 out, and so is a cell that takes over TIMEOUT seconds)
-# and report.py --colls summarises them.  Allreduce: the leaders' step is
+# and a tuning row: what the built-in tuning runs there, the engine deciding
+# with the constants it takes from such a fabric's ports (200 Gbit/s
+# InfiniBand, 25 Gbit/s Ethernet: MPIR_Topo_model_for_link).
+# report.py --colls summarises them.  Allreduce: the leaders' step is
 # simulated; the node's phases (copy in, reduce one's slice, copy out) are
 # added here at COPY_GBS (reductions free, as SMPI's flat algorithms'
 # are, unless RED_FRACTION > 0: then the node's reductions, ours and those
@@ -45,9 +48,9 @@ import sys
 import time
 
 SLOT = 131072           # MPIDI_TOPO_NET_SLOT
-B_DEFAULT = 16384       # MPIR_CVAR_TOPO_NETWORK_LATENCY_BYTES
-R_DEFAULT = 6           # MPIR_Topo_model_default.mem_speedup
-PLATFORMS = [("ib", "200Gbps", "1.5us"), ("eth", "25Gbps", "10us")]
+# name, link rate and latency, and what the engine finds in sysfs there
+# (Mbit/s, MPIR_TOPO_LINK_*), from which it takes its model's constants
+PLATFORMS = [("ib", "200Gbps", "1.5us", 200000, 3), ("eth", "25Gbps", "10us", 25000, 1)]
 
 
 def platform(tmp, name, n, bw, lat, ppn):
@@ -167,7 +170,8 @@ def main():
     t0 = time.time()
     # node counts outermost: a run cut short has both platforms' smaller ones
     for n in nodes:
-        for name, bw, lat in PLATFORMS:
+        for name, bw, lat, mbps, kind in PLATFORMS:
+            B, R, F, M = model(tool, "link %d %d" % (mbps, kind))
             xml1, hosts1 = platform(bindir, name, n, bw, lat, 1)
             xmlp, hostsp = platform(bindir, name, n, bw, lat, ppn)
             xmlk, hostsk = platform(bindir, name, n, bw, lat, kl) if kl > 1 else (xml1, hosts1)
@@ -182,10 +186,10 @@ def main():
                     if coll == "allgather":
                         for way in ("ring", "logstep"):
                             rows.append(("ours:" + way, lead(way, m, ppn, copy_gbs), ""))
-                        ch = model(tool, "allgather %d %d %d %d %d" % (n, ppn, m, B_DEFAULT, R_DEFAULT))[0]
+                        ch = model(tool, "allgather %d %d %d %s %s" % (n, ppn, m, B, R))[0]
                         rows.append(("tuning", None, "ours:" + ch))
                     elif coll == "bcast":
-                        ch, _, chunk = model(tool, "bcast %d %d %d %d" % (n, m, B_DEFAULT, SLOT))
+                        ch, _, chunk = model(tool, "bcast %d %d %s %d %s" % (n, m, B, SLOT, R))
                         rows.append(("ours:chain", lead("chain", m, ppn, copy_gbs, copy_gbs / 2,
                                                         chunk), "chunk %s" % chunk))
                         rows.append(("ours:binomial", lead("binomial", m, ppn, copy_gbs,
@@ -196,7 +200,7 @@ def main():
                         # leader's buffer through the slots
                         t = smpirun(xml1, hosts1, n, [flat, coll, str(m)],
                                     cfg=["smpi/bcast:scatter_rdb_allgather"], timeout=timeout)
-                        share = min(SLOT, max(16384, m // 4))   # node_share's chunk
+                        share = min(SLOT, max(16384, m // 16))  # node_share's chunk
                         rows.append(("ours:scatter", t and t + m / rate + min(m, share) / rate,
                                      "scatter_rdb_allgather among the leaders"))
                         rows.append(node_aware(coll, m, n, ppn, xml1, hosts1, flat, rate, red, timeout))
@@ -211,7 +215,7 @@ def main():
                         step = {}
                         for way in ("doubling", "split"):
                             step[way] = lead(way, m, ppn, copy_gbs, red_gbs)
-                        one = model(tool, "allreduce %d %d %d" % (n, m, B_DEFAULT))[0]
+                        one = model(tool, "allreduce %d %d %s %s" % (n, m, B, F))[0]
                         if m <= 2048:
                             one = "doubling"
                         for way in ("doubling", "split"):
@@ -233,11 +237,11 @@ def main():
                             t = step[one]
                             rows.append(("ours:once", t and local_in(m) + m / rate + t + m / rate
                                          + cr / rate, "step " + one))
-                            eng = "ours:" + model(tool, "steps %d %d %d %d 6 3 %d" % (
-                                n, m, cr, B_DEFAULT, kl))[0]
+                            eng = "ours:" + model(tool, "steps %d %d %d %s %s %s %d %s" % (
+                                n, m, cr, B, R, F, kl, M))[0]
                             if kl > 1:
                                 mk = -(-m // kl)
-                                onek = model(tool, "allreduce %d %d %d" % (n, mk, B_DEFAULT))[0]
+                                onek = model(tool, "allreduce %d %d %s %s" % (n, mk, B, F))[0]
                                 if mk <= 2048:
                                     onek = "doubling"
                                 t = smpirun(xmlk, hostsk, n * kl,

@@ -347,4 +347,41 @@ check "2 nodes x 2, two leaders per node, 1 MiB allreduce: each leader steps onc
     'valid && sel allreduce topo_pipeline parent 4 && once 2048 "per round below 8192 B, once" &&
      [ "$(grep -c ",net_start," "$tmp/timeline.csv")" = 0 ] && [ "$(grep -c ",net," "$tmp/timeline.csv")" = 4 ]'
 
+# 17. the cost model's constants from each node's network ports (sysfs;
+#     MPIR_CVAR_TOPO_DEBUG_SYSFS gives half the processes 200 Gbit/s
+#     InfiniBand and half 25 Gbit/s Ethernet): every member takes the
+#     slowest, so that all decide alike.  On 4 nodes of 2 the two networks'
+#     constants choose differently (bcast 256 KiB: the chain of nodes on
+#     InfiniBand, the leaders' scatter on Ethernet; allreduce 16 KiB in one
+#     round: reduce-scatter + allgather, recursive doubling), which a
+#     process deciding from its own node alone would mismatch.
+mkport() {
+    mkdir -p "$1/class/infiniband/mlx5_0/ports/1" "$1/class/net/eth0"
+    echo "4: ACTIVE" >"$1/class/infiniband/mlx5_0/ports/1/state"
+    echo "200 Gb/sec (4X HDR)" >"$1/class/infiniband/mlx5_0/ports/1/rate"
+    echo "InfiniBand" >"$1/class/infiniband/mlx5_0/ports/1/link_layer"
+    echo up >"$1/class/net/eth0/operstate"
+    echo 25000 >"$1/class/net/eth0/speed"
+}
+mkport "$tmp/ib"
+mkdir -p "$tmp/eth/class/net/eth0"
+echo up >"$tmp/eth/class/net/eth0/operstate"
+echo 25000 >"$tmp/eth/class/net/eth0/speed"
+nic="$tmp/coll_bench -c bcast,allreduce -a default -m 16384 -M 1048576 -s 4 -i 2 -w 1 -T 0.02 -R 1 -v"
+# shellcheck disable=SC2086
+run MPIR_CVAR_NUM_CLIQUES=4 MPIR_CVAR_TOPO_PRINT=1 MPIR_CVAR_BCAST_INTRA_ALGORITHM=topo_pipeline \
+    MPIR_CVAR_ALLREDUCE_INTRA_ALGORITHM=topo_pipeline MPIR_CVAR_COLLECTIVE_FALLBACK=error \
+    4 -env MPIR_CVAR_TOPO_DEBUG_SYSFS "$tmp/ib" $nic : -n 4 -env MPIR_CVAR_TOPO_DEBUG_SYSFS "$tmp/eth" $nic
+check "4 nodes x 2 of two networks: the model takes the slower (25 Gbit/s Ethernet) everywhere, right results" \
+    'valid && sel bcast topo_pipeline parent 8 && sel allreduce topo_pipeline parent 8 &&
+     grep -q "cost model, 4 nodes: network 25000 Mbit/s Ethernet: latency 31250 B" "$tmp/out"'
+# shellcheck disable=SC2086
+run MPIR_CVAR_NUM_CLIQUES=4 MPIR_CVAR_TOPO_PRINT=1 MPIR_CVAR_TOPO_DEBUG_SYSFS="$tmp/ib" 8 $nic -M 16384
+check "4 nodes x 2 on InfiniBand: its constants (B 37500, R 0.4)" \
+    'valid && grep -q "network 200000 Mbit/s InfiniBand: latency 37500 B, copies 0.40" "$tmp/out"'
+# shellcheck disable=SC2086
+run MPIR_CVAR_NUM_CLIQUES=4 MPIR_CVAR_TOPO_PRINT=1 MPIR_CVAR_TOPO_DEBUG_SYSFS="$tmp/none" 8 $nic -M 16384
+check "4 nodes x 2 without a port that reports its rate: the defaults (B 16384, R 6)" \
+    'valid && grep -q "network not known: latency 16384 B, copies 6.00" "$tmp/out"'
+
 tap_summary defaults

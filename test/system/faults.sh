@@ -192,8 +192,11 @@ check "staging copy fails: /dev/shm left clean" 'shm_clean'
 #     so every process of every node errs.  Before, the other nodes took
 #     the failed node's data as good ("success with wrong data").
 #     One node also with the single-copy reduction (CMA from 4 KiB).
+#     And allreduce's step once on the whole call, each of a node's two
+#     leaders on its share.
 for v in "4 2 65536" "4 2 1048576" "6 3 1048576" "4 1 1048576" \
-    "4 1 1048576 MPIR_CVAR_TOPO_ALLREDUCE_CMA_THRESHOLD=4096"; do
+    "4 1 1048576 MPIR_CVAR_TOPO_ALLREDUCE_CMA_THRESHOLD=4096" \
+    "4 2 1048576 MPIR_CVAR_TOPO_ALLREDUCE_LEADERS_STEP=once"; do
     set -- $v
     np=$1 cl=$2 m=$3 extra=${4:-MPIR_CVAR_TOPO_ALLREDUCE_CMA_THRESHOLD=-1}
     run $extra MPIR_CVAR_ALLREDUCE_INTRA_ALGORITHM=topo_pipeline \
@@ -205,7 +208,7 @@ for v in "4 2 65536" "4 2 1048576" "6 3 1048576" "4 1 1048576" \
     nall=$(grep -c '^fault: rank [0-9]*: then ' "$tmp/out")
     nerr=$(grep -v ': then allreduce 4: ' "$tmp/out" |
         grep -c '^fault: rank [0-9]*: then [a-z]* [0-9]*: error class 15$')
-    check "a process fails its part of allreduce/reduce/barrier ($np processes, $cl node(s), $m B${4:+, CMA}): every process errs, no hang, no wrong data" \
+    check "a process fails its part of allreduce/reduce/barrier ($np processes, $cl node(s), $m B${4:+, $4}): every process errs, no hang, no wrong data" \
         '[ "$rc" = 0 ] && [ "$nall" = $((5 * np)) ] && [ "$nerr" = $((4 * np)) ] && ! grep -q "wrong data" "$tmp/out"'
 done
 

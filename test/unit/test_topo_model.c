@@ -125,8 +125,8 @@ static void bcast_group(void)
         double tree, sct;
         MPIR_Topo_model_bcast_nodes(&md16, sc[i].nn, m, slot, (m + slot - 1) / slot,
                                     MPIR_TOPO_TREE_AUTO, 4096, &chunk, &tree);
-        CHECK(MPIR_Topo_model_bcast_leaders_scatter(&md16, sc[i].nn, m, tree, 0, &doubling,
-                                                    &sct) == sc[i].scatter,
+        CHECK(MPIR_Topo_model_bcast_leaders_scatter(&md16, sc[i].nn, m, tree, chunk, 0,
+                                                    &doubling, &sct) == sc[i].scatter,
               "%d nodes, %lld B: scatter %d expected (tree %.0f, scatter %.0f)", sc[i].nn, m,
               sc[i].scatter, tree, sct);
     }
@@ -204,7 +204,7 @@ static void steps_group(void)
     CHECK(steps(&md, 1024, 1, 1 << 20, 8192) == MPIR_TOPO_MODEL_ONCE,
           "1024 x 16, 1 MiB: rounds");
     CHECK(steps(&md, 4, 1, 1 << 20, 8192) == MPIR_TOPO_MODEL_ONCE, "4 x 16, 1 MiB: rounds");
-    /* 2 nodes of 16: once ahead by under MPIR_TOPO_MODEL_ONCE_MARGIN */
+    /* 2 nodes of 16: once ahead by under the defaults' margin */
     CHECK(steps(&md, 2, 1, 1 << 24, 8192) == MPIR_TOPO_MODEL_ROUNDS, "2 x 16, 16 MiB: once");
     /* 4 nodes of 2: measured (cluster-4x2-steps) rounds 1.1-1.4x ahead */
     CHECK(steps(&md, 4, 1, 1 << 22, 65536) == MPIR_TOPO_MODEL_ROUNDS, "4 x 2, 4 MiB: once");
@@ -250,8 +250,115 @@ static void steps_group(void)
     tu_end();
 }
 
+/* a file of a fake sysfs tree, its directories made on the way */
+static void put(const char *root, const char *rel, const char *text)
+{
+    char path[512], cmd[600];
+    FILE *f;
+
+    snprintf(path, sizeof(path), "%s/%s", root, rel);
+    snprintf(cmd, sizeof(cmd), "mkdir -p \"$(dirname '%s')\"", path);
+    if (system(cmd) != 0 || (f = fopen(path, "w")) == NULL) {
+        CHECK(0, "cannot write %s", path);
+        return;
+    }
+    fputs(text, f);
+    fclose(f);
+}
+
+/* The model's constants from the node's network ports (sysfs), and what
+ * they change at scale: on 200 Gbit/s InfiniBand a process copies slower
+ * than the NIC moves (R 0.4), which the defaults (R 6) did not know, so
+ * they took allgather's log-step exchange at 1 KiB on 16 nodes and bcast's
+ * leaders' scatter at 16 MiB on 256, each 1.2-1.4x slower in SimGrid
+ * (bench/results/scale-sim-colls) than the ring and the chain. */
+static void link_group(void)
+{
+    char root[] = "/tmp/topo-sysfs-XXXXXX", cmd[64];
+    int kind;
+    double ring, logstep, tree, sct;
+    long long chunk;
+
+    tu_begin("model: constants from the node's network");
+    if (mkdtemp(root) == NULL) {
+        CHECK(0, "mkdtemp");
+        tu_end();
+        return;
+    }
+    CHECK(MPIR_Topo_link_probe(root, &kind) == 0 && kind == MPIR_TOPO_LINK_UNKNOWN,
+          "empty sysfs: a network found");
+    /* virtual interfaces report no speed, loopback is not up */
+    put(root, "class/net/lo/operstate", "unknown\n");
+    put(root, "class/net/veth0/operstate", "up\n");
+    put(root, "class/net/eth1/operstate", "down\n");
+    put(root, "class/net/eth1/speed", "100000\n");
+    CHECK(MPIR_Topo_link_probe(root, &kind) == 0, "virtual or down interfaces counted");
+    put(root, "class/net/eth0/operstate", "up\n");
+    put(root, "class/net/eth0/speed", "25000\n");
+    CHECK(MPIR_Topo_link_probe(root, &kind) == 25000 && kind == MPIR_TOPO_LINK_ETHERNET,
+          "25 Gbit/s Ethernet not found (kind %d)", kind);
+    /* an HDR port, its IPoIB interface at the same rate, a faster port down */
+    put(root, "class/infiniband/mlx5_0/ports/1/state", "4: ACTIVE\n");
+    put(root, "class/infiniband/mlx5_0/ports/1/rate", "200 Gb/sec (4X HDR)\n");
+    put(root, "class/infiniband/mlx5_0/ports/1/link_layer", "InfiniBand\n");
+    put(root, "class/infiniband/mlx5_1/ports/1/state", "1: DOWN\n");
+    put(root, "class/infiniband/mlx5_1/ports/1/rate", "400 Gb/sec (4X NDR)\n");
+    put(root, "class/net/ib0/operstate", "up\n");
+    put(root, "class/net/ib0/speed", "200000\n");
+    CHECK(MPIR_Topo_link_probe(root, &kind) == 200000 && kind == MPIR_TOPO_LINK_INFINIBAND,
+          "HDR InfiniBand not found (kind %d)", kind);
+    put(root, "class/infiniband/mlx5_0/ports/1/link_layer", "Ethernet\n");
+    CHECK(MPIR_Topo_link_probe(root, &kind) == 200000 && kind == MPIR_TOPO_LINK_ROCE,
+          "RoCE not told from InfiniBand (kind %d)", kind);
+    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", root);
+    CHECK(system(cmd) == 0, "cleanup");
+
+    MPIR_Topo_model_t unknown = MPIR_Topo_model_for_link(0, MPIR_TOPO_LINK_UNKNOWN);
+    MPIR_Topo_model_t ib = MPIR_Topo_model_for_link(200000, MPIR_TOPO_LINK_INFINIBAND);
+    MPIR_Topo_model_t eth = MPIR_Topo_model_for_link(25000, MPIR_TOPO_LINK_ETHERNET);
+    MPIR_Topo_model_t rate_only = MPIR_Topo_model_for_link(25000, MPIR_TOPO_LINK_UNKNOWN);
+    CHECK(unknown.net_latency == MPIR_Topo_model_default.net_latency &&
+          unknown.mem_speedup == MPIR_Topo_model_default.mem_speedup, "unknown: not the defaults");
+    CHECK(ib.net_latency > 37000 && ib.net_latency < 38000 && ib.mem_speedup > 0.39 &&
+          ib.mem_speedup < 0.41 && ib.red_speedup * 2 == ib.mem_speedup,
+          "HDR: B %.0f R %.2f F %.2f", ib.net_latency, ib.mem_speedup, ib.red_speedup);
+    CHECK(eth.net_latency > 31000 && eth.net_latency < 31500 && eth.mem_speedup > 3.1 &&
+          eth.mem_speedup < 3.3, "25GbE: B %.0f R %.2f", eth.net_latency, eth.mem_speedup);
+    CHECK(rate_only.net_latency == MPIR_Topo_model_default.net_latency &&
+          rate_only.mem_speedup == eth.mem_speedup, "a rate of unknown kind: B %.0f R %.2f",
+          rate_only.net_latency, rate_only.mem_speedup);
+
+    /* the choices at scale (fail with the defaults) */
+    CHECK(MPIR_Topo_model_allgather_leaders(&ib, 16, 16, 16, 1024, &ring, &logstep) ==
+          MPIR_TOPO_MODEL_RING, "HDR, 16 x 16, 1 KiB: log-step (ring %.0f, log-step %.0f)",
+          ring, logstep);
+    MPIR_Topo_model_bcast_nodes(&ib, 256, 16 << 20, 1 << 17, 128, MPIR_TOPO_TREE_AUTO, 4096,
+                                &chunk, &tree);
+    CHECK(!MPIR_Topo_model_bcast_leaders_scatter(&ib, 256, 16 << 20, tree, chunk, 1, &kind,
+                                                 &sct),
+          "HDR, 256 nodes, 16 MiB: the scatter (tree %.0f, scatter %.0f)", tree, sct);
+    /* the step once on 16 InfiniBand nodes of 16 from 64 KiB (the rounds
+     * 3-5x slower in SimGrid), which the defaults' margin of 2 refused
+     * with these constants */
+    for (long long c = 65536; c <= 1 << 24; c *= 4) {
+        double rounds, once;
+        CHECK(MPIR_Topo_model_allreduce_steps(&ib, 16, 2, 2, c, 8192, c / 8, &rounds, &once) ==
+              MPIR_TOPO_MODEL_ONCE, "HDR, 16 x 16, %lld B: rounds (%.0f, once %.0f)", c, rounds,
+              once);
+    }
+    /* where copies are cheap the same calls keep the defaults' choices */
+    CHECK(MPIR_Topo_model_allgather_leaders(&eth, 64, 16, 16, 8, &ring, &logstep) ==
+          MPIR_TOPO_MODEL_LOGSTEP, "25GbE, 64 x 16, 8 B: the ring");
+    MPIR_Topo_model_bcast_nodes(&eth, 256, 1 << 20, 1 << 17, 8, MPIR_TOPO_TREE_AUTO, 4096,
+                                &chunk, &tree);
+    CHECK(MPIR_Topo_model_bcast_leaders_scatter(&eth, 256, 1 << 20, tree, chunk, 1, &kind, &sct),
+          "25GbE, 256 nodes, 1 MiB: not the scatter (tree %.0f, scatter %.0f)", tree, sct);
+    tu_end();
+}
+
 int main(void)
 {
+    link_group();
     allgather_group();
     reduce_group();
     steps_group();

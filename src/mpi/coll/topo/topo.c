@@ -53,6 +53,19 @@ cvars:
         every process that depends on its data rather than wait for it.
         -1 (default): never.
 
+    - name        : MPIR_CVAR_TOPO_DEBUG_SYSFS
+      category    : TOPO
+      type        : string
+      default     : "/sys"
+      class       : none
+      verbosity   : MPI_T_VERBOSITY_MPIDEV_DETAIL
+      scope       : MPI_T_SCOPE_ALL_EQ
+      description : >-
+        For testing only: the directory whose class/infiniband and
+        class/net mpich-topo reads for the rate and kind of the node's
+        network ports (MPIR_CVAR_TOPO_NETWORK_RATE), instead of /sys, so
+        that tests can give nodes networks they do not have.
+
     - name        : MPIR_CVAR_TOPO_DEBUG_LOCATION
       category    : TOPO
       type        : string
@@ -331,6 +344,20 @@ static int debug_location(int node_id, MPIR_Topo_loc_t * loc)
 }
 #endif
 
+/* the node's network port (MPIR_Topo_link_probe), read once */
+static void my_link(MPIR_Topo_loc_t * loc)
+{
+    static int probed, mbps, kind;
+
+    if (!probed) {
+        mbps = MPIR_Topo_link_probe(MPIR_CVAR_TOPO_DEBUG_SYSFS && MPIR_CVAR_TOPO_DEBUG_SYSFS[0] ?
+                                    MPIR_CVAR_TOPO_DEBUG_SYSFS : "/sys", &kind);
+        probed = 1;
+    }
+    loc->link_mbps = mbps;
+    loc->link_kind = kind;
+}
+
 void MPIR_Topo_get_my_loc(MPIR_Comm * comm, MPIR_Topo_loc_t * loc)
 {
     int node_id = 0;
@@ -348,8 +375,10 @@ void MPIR_Topo_get_my_loc(MPIR_Comm * comm, MPIR_Topo_loc_t * loc)
 
 #ifdef HAVE_HWLOC
     if (MPIR_CVAR_TOPO_DEBUG_LOCATION && MPIR_CVAR_TOPO_DEBUG_LOCATION[0] &&
-        debug_location(node_id, loc) == 0)
+        debug_location(node_id, loc) == 0) {
+        my_link(loc);
         return;
+    }
     /* Without a readable binding, the process counts as unbound: everything on
      * its node is then one level apart. */
     if (MPIR_hwtopo_get_hwloc(&topology, &binding) && topology) {
@@ -363,6 +392,7 @@ void MPIR_Topo_get_my_loc(MPIR_Comm * comm, MPIR_Topo_loc_t * loc)
     (void) topology;
     (void) binding;
 #endif
+    my_link(loc);
 }
 
 static void print_topology(MPIR_Comm * comm, MPIR_Topo_comm_t * topo, const MPIR_Topo_loc_t * locs)
@@ -655,8 +685,9 @@ void MPIR_Topo_cvars_check(void)
         {&MPIR_CVAR_TOPO_LEADERS_PER_NODE, "MPIR_CVAR_TOPO_LEADERS_PER_NODE", 0, INT_MAX, 0},
         {&MPIR_CVAR_TOPO_CELL_FANIN, "MPIR_CVAR_TOPO_CELL_FANIN", -1, INT_MAX, -1},
         {&MPIR_CVAR_TOPO_SPINS_BEFORE_YIELD, "MPIR_CVAR_TOPO_SPINS_BEFORE_YIELD", -1, 1 << 30, -1},
-        {&MPIR_CVAR_TOPO_NETWORK_LATENCY_BYTES, "MPIR_CVAR_TOPO_NETWORK_LATENCY_BYTES", 1, INT_MAX,
-         16384},
+        {&MPIR_CVAR_TOPO_NETWORK_LATENCY_BYTES, "MPIR_CVAR_TOPO_NETWORK_LATENCY_BYTES", 0, INT_MAX,
+         0},
+        {&MPIR_CVAR_TOPO_NETWORK_RATE, "MPIR_CVAR_TOPO_NETWORK_RATE", 0, INT_MAX, 0},
         {&MPIR_CVAR_TOPO_ALLGATHER_TRIALS, "MPIR_CVAR_TOPO_ALLGATHER_TRIALS", 0, 1 << 20, 3},
         {&MPIR_CVAR_TOPO_BCAST_TRIALS, "MPIR_CVAR_TOPO_BCAST_TRIALS", 0, 1 << 20, 3},
         {&MPIR_CVAR_TOPO_ALLGATHER_CMA_THRESHOLD, "MPIR_CVAR_TOPO_ALLGATHER_CMA_THRESHOLD", -1,

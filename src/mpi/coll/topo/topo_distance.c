@@ -46,6 +46,8 @@ int MPIR_Topo_loc_from_hwloc(hwloc_topology_t topo, hwloc_const_cpuset_t binding
     loc->nic = -1;
     loc->nic_far = 0;
     loc->netdev = -1;
+    loc->link_mbps = 0;
+    loc->link_kind = MPIR_TOPO_LINK_UNKNOWN;
 
     topo_set = hwloc_topology_get_topology_cpuset(topo);
     if (binding == NULL || hwloc_bitmap_iszero(binding) || hwloc_bitmap_isincluded(topo_set, binding))

@@ -59,6 +59,8 @@ typedef struct MPIR_Topo_loc {
     int nic;                    /* index (among NIC os devices) of the first close NIC, -1 if none */
     int nic_far;                /* 1 iff the node has NICs and the process is close to none */
     int netdev;                 /* index (as nic) of the NIC its netmod sends through, -1 unknown */
+    int link_mbps;              /* rate of the node's fastest network port, Mbit/s, 0 unknown */
+    int link_kind;              /* that port's MPIR_TOPO_LINK_* */
 } MPIR_Topo_loc_t;
 
 /* Fill loc from hwloc.  binding NULL, empty or covering the whole machine
@@ -303,8 +305,25 @@ typedef struct MPIR_Topo_model {
     double net_latency;         /* B: bytes a NIC moves in one message's latency */
     double mem_speedup;         /* R: bytes copied within a node per byte the NIC moves */
     double red_speedup;         /* F: bytes a process reduces per byte the NIC moves */
+    double once_margin;         /* allreduce's step once where predicted this much faster */
 } MPIR_Topo_model_t;
 extern const MPIR_Topo_model_t MPIR_Topo_model_default;
+
+/* kinds of network port, by the latency of one message (topo_model.c's
+ * table), the slowest first */
+enum {
+    MPIR_TOPO_LINK_UNKNOWN = 0,
+    MPIR_TOPO_LINK_ETHERNET = 1,        /* a network interface (TCP sockets) */
+    MPIR_TOPO_LINK_ROCE = 2,    /* an RDMA port whose link layer is Ethernet */
+    MPIR_TOPO_LINK_INFINIBAND = 3
+};
+/* The fastest active network port under sysfs ("/sys"): its rate in
+ * Mbit/s (0: none found) and its kind. */
+int MPIR_Topo_link_probe(const char *sysfs, int *kind);
+/* The model for a network of links of mbps Mbit/s (0: unknown) and kind:
+ * B = the kind's latency x rate, R = a process' copy rate over the rate,
+ * F = R / 2; the defaults where unknown. */
+MPIR_Topo_model_t MPIR_Topo_model_for_link(long mbps, int kind);
 
 /* the leaders' exchange of an allgather across nodes */
 enum { MPIR_TOPO_MODEL_RING = 0, MPIR_TOPO_MODEL_LOGSTEP = 1 };
@@ -344,9 +363,9 @@ double MPIR_Topo_model_bcast_scatter(const MPIR_Topo_model_t * md, int p, long l
                                      int *doubling);
 /* Whether a bcast across nn nodes of several processes (one leader each)
  * takes MPICH's scatter + allgather among the leaders rather than the tree
- * of nodes (cost tree), with that step's allgather and its cost. */
+ * of nodes (cost tree, chunks of tree_chunk), with that step's allgather and its cost. */
 int MPIR_Topo_model_bcast_leaders_scatter(const MPIR_Topo_model_t * md, int nn, long long m,
-                                          double tree, int root_leads, int *doubling,
-                                          double *cost);
+                                          double tree, long long tree_chunk, int root_leads,
+                                          int *doubling, double *cost);
 
 #endif /* TOPO_LOGIC_H_INCLUDED */

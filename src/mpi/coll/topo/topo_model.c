@@ -17,18 +17,151 @@
  * needed. */
 
 #include "topo_logic.h"
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
-/* The constants.  The engine takes B from its CVAR at each call; R is
- * not fitted to measurements yet: real clusters' NICs are 4 to 8 times
- * slower than a node's memory copies, and 6 is the middle of that range
- * (this machine's emulated NICs are some 80 times slower, which would
- * say nothing about a cluster). */
+/* The constants where the network is not known (no port found under
+ * sysfs, as on virtual and emulated links): real clusters' NICs are 4 to
+ * 8 times slower than a node's memory copies, and 6 is the middle of that
+ * range (this machine's emulated NICs are some 80 times slower, which
+ * would say nothing about a cluster). */
 const MPIR_Topo_model_t MPIR_Topo_model_default = {
     .net_latency = 16384.0,
     .mem_speedup = 6.0,
     /* a reduction reads two inputs and writes one: half a copy's rate */
     .red_speedup = 3.0,
+    /* on 4 emulated nodes of 2 (bench/results/cluster-4x2-steps) these
+     * constants put once 1.14x ahead where the rounds were 1.1-1.4x
+     * faster (the rounds were measured ahead of MPICH where they ran,
+     * 2 x 2 and 4 x 4: 1.5-2.2x) */
+    .once_margin = 2.0,
 };
+
+/* Where the network is known, B and R come from its rate: one message's
+ * latency by the kind of port (MPI over InfiniBand about 1.5 us, over
+ * RoCE about 3, over TCP sockets about 10), and the bytes one process
+ * copies per second.  A process copies at one core's rate (about 10 GB/s
+ * on current servers), not the node's: each local process copies the
+ * whole call out, so a 200 Gbit/s NIC (25 GB/s) outruns it (R = 0.4)
+ * where 25 Gbit/s Ethernet does not (R = 3.2). */
+static const double link_latency_s[] = {
+    [MPIR_TOPO_LINK_ETHERNET] = 10e-6,
+    [MPIR_TOPO_LINK_ROCE] = 3e-6,
+    [MPIR_TOPO_LINK_INFINIBAND] = 1.5e-6,
+};
+
+#define MPIR_TOPO_MODEL_COPY_RATE 10e9
+
+MPIR_Topo_model_t MPIR_Topo_model_for_link(long mbps, int kind)
+{
+    MPIR_Topo_model_t md = MPIR_Topo_model_default;
+    double rate = mbps * 125000.0;      /* bytes per second */
+
+    if (mbps <= 0)
+        return md;
+    if (kind > MPIR_TOPO_LINK_UNKNOWN && kind <= MPIR_TOPO_LINK_INFINIBAND)
+        md.net_latency = link_latency_s[kind] * rate;
+    md.mem_speedup = MPIR_TOPO_MODEL_COPY_RATE / rate;
+    md.red_speedup = md.mem_speedup / 2.0;
+    /* with these constants the model's ratio of the rounds' time to
+     * once's was 0.55-1.0 of SimGrid's in every cell simulated (16-4,096
+     * nodes of 16, both fabrics, reductions free or charged): it never
+     * put once ahead where the rounds were faster, and a margin of 2 kept
+     * rounds 3-5x slower on 16 InfiniBand nodes at 64-256 KiB */
+    md.once_margin = 1.25;
+    return md;
+}
+
+/* the first line of a small sysfs file, without its newline; nonzero
+ * where it cannot be read */
+static int read_attr(const char *dir, const char *name, char *buf, int size)
+{
+    char path[1000];
+    FILE *f;
+    int ok;
+
+    snprintf(path, sizeof(path), "%s/%s", dir, name);
+    f = fopen(path, "r");
+    if (f == NULL)
+        return 1;
+    ok = fgets(buf, size, f) != NULL;
+    fclose(f);
+    if (!ok)
+        return 1;
+    buf[strcspn(buf, "\n")] = '\0';
+    return 0;
+}
+
+/* the entries of dir other than . and .., one per call; NULL at the end */
+static const char *next_entry(DIR * d)
+{
+    struct dirent *de;
+
+    while ((de = readdir(d)) != NULL)
+        if (strcmp(de->d_name, ".") && strcmp(de->d_name, ".."))
+            return de->d_name;
+    return NULL;
+}
+
+static void take_link(long mbps, int kind, long *best, int *best_kind)
+{
+    /* (at the same rate the faster kind: an InfiniBand port's IPoIB
+     * interface reports the port's rate) */
+    if (mbps > *best || (mbps == *best && kind > *best_kind)) {
+        *best = mbps;
+        *best_kind = kind;
+    }
+}
+
+/* RDMA ports (class/infiniband/DEV/ports/N: state "4: ACTIVE", rate
+ * "200 Gb/sec (4X HDR)", link_layer) and network interfaces (class/net/IF:
+ * operstate "up", speed in Mbit/s; virtual ones have none) */
+int MPIR_Topo_link_probe(const char *sysfs, int *kind)
+{
+    char dir[300], port[900], buf[128];
+    long best = 0;
+    DIR *devs, *ports;
+    const char *dev, *p;
+
+    *kind = MPIR_TOPO_LINK_UNKNOWN;
+    snprintf(dir, sizeof(dir), "%s/class/infiniband", sysfs);
+    if ((devs = opendir(dir)) != NULL) {
+        while ((dev = next_entry(devs)) != NULL) {
+            char pdir[600];
+            snprintf(pdir, sizeof(pdir), "%s/%s/ports", dir, dev);
+            if ((ports = opendir(pdir)) == NULL)
+                continue;
+            while ((p = next_entry(ports)) != NULL) {
+                double gbps;
+                snprintf(port, sizeof(port), "%s/%s", pdir, p);
+                if (read_attr(port, "state", buf, sizeof(buf)) || !strstr(buf, "ACTIVE") ||
+                    read_attr(port, "rate", buf, sizeof(buf)) || (gbps = atof(buf)) <= 0)
+                    continue;
+                take_link((long) (gbps * 1000.0 + 0.5),
+                          read_attr(port, "link_layer", buf, sizeof(buf)) == 0 &&
+                          !strcmp(buf, "Ethernet") ? MPIR_TOPO_LINK_ROCE :
+                          MPIR_TOPO_LINK_INFINIBAND, &best, kind);
+            }
+            closedir(ports);
+        }
+        closedir(devs);
+    }
+    snprintf(dir, sizeof(dir), "%s/class/net", sysfs);
+    if ((devs = opendir(dir)) != NULL) {
+        while ((dev = next_entry(devs)) != NULL) {
+            long mbps;
+            snprintf(port, sizeof(port), "%s/%s", dir, dev);
+            if (read_attr(port, "operstate", buf, sizeof(buf)) || strcmp(buf, "up") ||
+                read_attr(port, "speed", buf, sizeof(buf)) || (mbps = atol(buf)) <= 0)
+                continue;
+            take_link(mbps, MPIR_TOPO_LINK_ETHERNET, &best, kind);
+        }
+        closedir(devs);
+    }
+    return (int) (best < 1L << 30 ? best : 1L << 30);
+}
 
 static int ceil_log2(long long n)
 {
@@ -115,13 +248,8 @@ int MPIR_Topo_model_reduce_leaders(const MPIR_Topo_model_t * md, int nn, long lo
  * a slot, many nodes, a large B) the rounds cost several times the
  * call's bytes, where the whole call pays them once and overlaps
  * nothing.  count: the call's elements (the split needs enough of
- * them).  Once only where it is predicted MPIR_TOPO_MODEL_ONCE_MARGIN
- * times as fast: the rounds were measured ahead of MPICH where they ran
- * (2 x 2, 4 x 4: 1.5-2.2x), and on 4 emulated nodes of 2 (bench/results/
- * cluster-4x2-steps) the model put once 1.14x ahead where the rounds were
- * 1.1-1.4x faster; with 16 processes per node it puts once 4x ahead and
- * more (SimGrid: 8x). */
-#define MPIR_TOPO_MODEL_ONCE_MARGIN 2.0
+ * them).  Once only where it is predicted md->once_margin times as
+ * fast (see the constants). */
 int MPIR_Topo_model_allreduce_steps(const MPIR_Topo_model_t * md, int nn, int k, int ko,
                                     long long c, long long r, long long count, double *rounds,
                                     double *once)
@@ -138,7 +266,7 @@ int MPIR_Topo_model_allreduce_steps(const MPIR_Topo_model_t * md, int nn, int k,
     net_c = MPIR_Topo_model_reduce_leaders(md, nn, ck, count / ko, &d, &sp) ==
         MPIR_TOPO_MODEL_SPLIT ? sp : d;
     *once = 2.0 * c / R + c / F + (double) ck / R + net_c;
-    return *once * MPIR_TOPO_MODEL_ONCE_MARGIN < *rounds ? MPIR_TOPO_MODEL_ONCE :
+    return *once * md->once_margin < *rounds ? MPIR_TOPO_MODEL_ONCE :
         MPIR_TOPO_MODEL_ROUNDS;
 }
 
@@ -206,19 +334,21 @@ double MPIR_Topo_model_bcast_scatter(const MPIR_Topo_model_t * md, int p, long l
 }
 
 /* A bcast of m bytes across nn nodes of several processes, one leader per
- * node: the tree of nodes (cost tree, from MPIR_Topo_model_bcast_nodes:
- * its chunks overlap the node's copies), or the whole message in one step
+ * node: the tree of nodes (cost tree, in chunks of tree_chunk, from
+ * MPIR_Topo_model_bcast_nodes: its chunks overlap the node's copies but
+ * the last, min(m, tree_chunk)/R more), or the whole message in one step
  * of MPICH's scatter + allgather among the leaders, into each leader's
  * buffer, which the node then copies out (m/R; on the root's node, where
  * the root is not its leader, that leader first gets the message through
  * the node: m/R more).  Never on 2 nodes.  Returns 1 for the scatter,
  * with *doubling (its allgather) and *cost. */
 int MPIR_Topo_model_bcast_leaders_scatter(const MPIR_Topo_model_t * md, int nn, long long m,
-                                          double tree, int root_leads, int *doubling,
-                                          double *cost)
+                                          double tree, long long tree_chunk, int root_leads,
+                                          int *doubling, double *cost)
 {
     double net = MPIR_Topo_model_bcast_scatter(md, nn, m, doubling);
 
+    tree += (double) (m < tree_chunk ? m : tree_chunk) / md->mem_speedup;
     *cost = net + (root_leads ? 1.0 : 2.0) * m / md->mem_speedup;
     /* (2 nodes: the allgather sends the root's node back the half it
      * has, a latency more than the tree for the same bytes) */

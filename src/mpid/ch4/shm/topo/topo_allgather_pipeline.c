@@ -495,10 +495,9 @@ static int allgather_direct(MPIDI_Topo_engine_t * e, char *recv, MPI_Aint m, MPI
 MPIDI_Topo_leader_step_t MPIDI_Topo_allgather_leaders(MPIDI_Topo_engine_t * e, int p, MPI_Aint m,
                                                       double *ring, double *logstep)
 {
-    MPIR_Topo_model_t md = MPIDI_Topo_net_model();
     int nn = e->nnodes, ppn = (p + nn - 1) / nn, choice;
 
-    choice = MPIR_Topo_model_allgather_leaders(&md, nn, ppn, (ppn + e->k - 1) / e->k, m,
+    choice = MPIR_Topo_model_allgather_leaders(&e->model, nn, ppn, (ppn + e->k - 1) / e->k, m,
                                                ring, logstep);
     if (MPIR_CVAR_TOPO_ALLGATHER_LEADERS == MPIR_CVAR_TOPO_ALLGATHER_LEADERS_ring)
         return MPIDI_TOPO_LEADERS_RING;

@@ -215,24 +215,24 @@ cvars:
  * MPIR_CVAR_REDUCE_SHORT_MSG_SIZE) always doubling, as MPICH does.  (The
  * rounds of longer calls overlap their latencies and go through MPICH's
  * nonblocking selection.) */
-int MPIDI_Topo_reduce_split(int nn, MPI_Aint count, MPI_Aint c, MPI_Aint short_bytes)
+int MPIDI_Topo_reduce_split(const MPIR_Topo_model_t * md, int nn, MPI_Aint count, MPI_Aint c,
+                            MPI_Aint short_bytes)
 {
-    MPIR_Topo_model_t md = MPIDI_Topo_net_model();
     double doubling, split;
 
     return c > short_bytes &&
-        MPIR_Topo_model_reduce_leaders(&md, nn, c, count, &doubling, &split) ==
+        MPIR_Topo_model_reduce_leaders(md, nn, c, count, &doubling, &split) ==
         MPIR_TOPO_MODEL_SPLIT;
 }
 
-static int allreduce_net(const void *sendbuf, void *recvbuf, MPI_Aint count,
-                         MPI_Datatype datatype, MPI_Op op, MPIR_Comm * comm,
+static int allreduce_net(const MPIDI_Topo_engine_t * e, const void *sendbuf, void *recvbuf,
+                         MPI_Aint count, MPI_Datatype datatype, MPI_Op op, MPIR_Comm * comm,
                          MPIR_Errflag_t * errflag)
 {
     MPI_Aint tsize;
 
     MPIR_Datatype_get_size_macro(datatype, tsize);
-    if (MPIDI_Topo_reduce_split(comm->local_size, count, count * tsize,
+    if (MPIDI_Topo_reduce_split(&e->model, comm->local_size, count, count * tsize,
                                 MPIR_CVAR_ALLREDUCE_SHORT_MSG_SIZE))
         return MPIR_Allreduce_intra_reduce_scatter_allgather(sendbuf, recvbuf, count, datatype,
                                                              op, comm, errflag);
@@ -240,13 +240,14 @@ static int allreduce_net(const void *sendbuf, void *recvbuf, MPI_Aint count,
                                                    errflag);
 }
 
-static int reduce_net(const void *sendbuf, void *recvbuf, MPI_Aint count, MPI_Datatype datatype,
-                      MPI_Op op, int root, MPIR_Comm * comm, MPIR_Errflag_t * errflag)
+static int reduce_net(const MPIDI_Topo_engine_t * e, const void *sendbuf, void *recvbuf,
+                      MPI_Aint count, MPI_Datatype datatype, MPI_Op op, int root, MPIR_Comm * comm,
+                      MPIR_Errflag_t * errflag)
 {
     MPI_Aint tsize;
 
     MPIR_Datatype_get_size_macro(datatype, tsize);
-    if (MPIDI_Topo_reduce_split(comm->local_size, count, count * tsize,
+    if (MPIDI_Topo_reduce_split(&e->model, comm->local_size, count, count * tsize,
                                 MPIR_CVAR_REDUCE_SHORT_MSG_SIZE))
         return MPIR_Reduce_intra_reduce_scatter_gather(sendbuf, recvbuf, count, datatype, op,
                                                        root, comm, errflag);
@@ -557,10 +558,10 @@ static int round_in(reduction_t * x, MPI_Aint i)
              * 10-15 us of its 40 on 2 emulated nodes, and the blocking
              * algorithms run the same messages */
             if (x->net_blocking && x->root < 0)
-                mpi_errno = allreduce_net(in, share, n_share, x->datatype, x->op, e->leader_comm,
+                mpi_errno = allreduce_net(e, in, share, n_share, x->datatype, x->op, e->leader_comm,
                                           x->errflag);
             else if (x->net_blocking)
-                mpi_errno = reduce_net(in, share, n_share, x->datatype, x->op, x->root_node,
+                mpi_errno = reduce_net(e, in, share, n_share, x->datatype, x->op, x->root_node,
                                        e->leader_comm, x->errflag);
             else if (x->root < 0)
                 mpi_errno = MPIR_Iallreduce_impl(in, share, n_share, x->datatype, x->op,
@@ -694,7 +695,6 @@ static int round_out(reduction_t * x, MPI_Aint i)
 int MPIDI_Topo_leaders_once(const MPIDI_Topo_engine_t * e, int is_reduce, MPI_Aint count,
                             MPI_Aint c, MPI_Aint extent)
 {
-    MPIR_Topo_model_t md = MPIDI_Topo_net_model();
     double rounds, once;
 
     if (is_reduce && MPIR_CVAR_TOPO_REDUCE_LEADERS_STEP != MPIR_CVAR_TOPO_REDUCE_LEADERS_STEP_auto)
@@ -702,7 +702,7 @@ int MPIDI_Topo_leaders_once(const MPIDI_Topo_engine_t * e, int is_reduce, MPI_Ai
     if (!is_reduce &&
         MPIR_CVAR_TOPO_ALLREDUCE_LEADERS_STEP != MPIR_CVAR_TOPO_ALLREDUCE_LEADERS_STEP_auto)
         return MPIR_CVAR_TOPO_ALLREDUCE_LEADERS_STEP == MPIR_CVAR_TOPO_ALLREDUCE_LEADERS_STEP_once;
-    return MPIR_Topo_model_allreduce_steps(&md, e->nnodes, e->k, is_reduce ? 1 : e->k,
+    return MPIR_Topo_model_allreduce_steps(&e->model, e->nnodes, e->k, is_reduce ? 1 : e->k,
                                            (long long) (count * extent),
                                            (long long) (c * extent), (long long) count, &rounds,
                                            &once) == MPIR_TOPO_MODEL_ONCE;
@@ -732,10 +732,10 @@ static int once_out(reduction_t * x)
     if (steps && e->leader_comm && x->pack_n > 0) {
         MPIDI_Topo_node_errflag(e, x->errflag);
         if (x->root < 0)
-            mpi_errno = allreduce_net(MPI_IN_PLACE, x->pack, x->pack_n, x->datatype, x->op,
+            mpi_errno = allreduce_net(e, MPI_IN_PLACE, x->pack, x->pack_n, x->datatype, x->op,
                                       e->leader_comm, x->errflag);
         else    /* (a node without the root sends its own buffer: MPICH's way) */
-            mpi_errno = reduce_net(e->node == x->root_node ? MPI_IN_PLACE : x->rbuf, x->rbuf,
+            mpi_errno = reduce_net(e, e->node == x->root_node ? MPI_IN_PLACE : x->rbuf, x->rbuf,
                                    x->count, x->datatype, x->op, x->root_node, e->leader_comm,
                                    x->errflag);
         MPIR_ERR_COLL_CHECKANDCONT(mpi_errno, *x->errflag);
@@ -857,8 +857,8 @@ static int allreduce_elements(const void *sendbuf, void *recvbuf, MPI_Aint count
     }
     if (e->one_per_node) {
         mpi_errno = root < 0 ?
-            allreduce_net(sendbuf, recvbuf, count, datatype, op, comm, errflag) :
-            reduce_net(sendbuf, recvbuf, count, datatype, op, root, comm, errflag);
+            allreduce_net(e, sendbuf, recvbuf, count, datatype, op, comm, errflag) :
+            reduce_net(e, sendbuf, recvbuf, count, datatype, op, root, comm, errflag);
         goto fn_exit;
     }
     x.e = e;

@@ -79,31 +79,6 @@ cvars:
                    the model puts it first (many nodes, from tens of
                    KiB).
 
-    - name        : MPIR_CVAR_TOPO_NETWORK_LATENCY_BYTES
-      category    : TOPO
-      type        : int
-      default     : 16384
-      class       : none
-      verbosity   : MPI_T_VERBOSITY_USER_BASIC
-      scope       : MPI_T_SCOPE_ALL_EQ
-      description : >-
-        The bytes a node's NIC moves in the time of one message's latency
-        (latency times bandwidth), which the cost model of bcast
-        topo_pipeline across nodes weighs against each chunk: the smaller
-        it is, the smaller the chunks of the chain of nodes and the sooner
-        the chain beats a binomial tree; the larger, the sooner the
-        leaders' scatter + allgather (2 log2 N latencies) beats both. 16384 (default) suits 10-100
-        Gbit/s networks (a 128 KiB message takes 5 to 8 times a message's
-        latency); the emulated cluster's 250 Mbit/s NICs are about 2048.
-        allreduce and reduce topo_pipeline across nodes also weigh it: the
-        leaders' step of a call of one round (or of one process per node)
-        is recursive doubling (reduce: a binomial tree) or
-        reduce-scatter/allgather (gather), whichever the same model puts
-        first for the node count and bytes (with 16384: the split from
-        about 96 KiB on 2 nodes, 36 KiB on 4, 16 KiB on hundreds), and
-        never the split up to MPIR_CVAR_ALLREDUCE_SHORT_MSG_SIZE
-        (MPIR_CVAR_REDUCE_SHORT_MSG_SIZE).
-
 === END_MPI_T_CVAR_INFO_BLOCK ===
 */
 
@@ -179,17 +154,16 @@ cvars:
  * b messages per leader; *cost is the model's for that choice
  * (MPIR_Topo_model_bcast_nodes).  Every process computes the same from
  * the same inputs. */
-static int node_plan(int nn, MPI_Aint m, MPI_Aint slot, MPI_Aint b, MPI_Aint * chunk,
-                     double *cost)
+static int node_plan(const MPIR_Topo_model_t * md, int nn, MPI_Aint m, MPI_Aint slot,
+                     MPI_Aint b, MPI_Aint * chunk, double *cost)
 {
     /* (scatter: the tree it is weighed against, or that runs where it
      * cannot, is auto's) */
-    MPIR_Topo_model_t md = MPIDI_Topo_net_model();
     int tree = MPIR_CVAR_TOPO_BCAST_NODE_TREE == MPIR_CVAR_TOPO_BCAST_NODE_TREE_chain ?
         MPIR_TOPO_TREE_CHAIN : MPIR_CVAR_TOPO_BCAST_NODE_TREE ==
         MPIR_CVAR_TOPO_BCAST_NODE_TREE_binomial ? MPIR_TOPO_TREE_BINOMIAL : MPIR_TOPO_TREE_AUTO;
     long long c;
-    int chain = MPIR_Topo_model_bcast_nodes(&md, nn, m, slot, b, tree,
+    int chain = MPIR_Topo_model_bcast_nodes(md, nn, m, slot, b, tree,
                                             MPIDI_TOPO_BCAST_MIN_CHUNK, &c, cost);
     *chunk = (MPI_Aint) c;
     return chain;
@@ -205,7 +179,8 @@ static int leader_plan(MPIDI_Topo_engine_t * e, MPI_Aint m, MPI_Aint slot, MPI_A
 {
     MPI_Aint nslots = (m + slot - 1) / slot, n, c;
     double cost;
-    int chain = node_plan(e->nnodes, m, slot, (nslots + e->k - 1) / e->k, chunk, &cost);
+    int chain = node_plan(&e->model, e->nnodes, m, slot, (nslots + e->k - 1) / e->k, chunk,
+                          &cost);
 
     n = (m + *chunk - 1) / *chunk;
     if (e->k > 1 && n % e->k) {
@@ -453,7 +428,6 @@ static int bcast_scatter_net(void *buf, MPI_Aint count, MPI_Datatype datatype, i
  * from the same inputs. */
 static int leaders_scatter(MPIDI_Topo_engine_t * e, MPI_Aint m, int root, int *doubling)
 {
-    MPIR_Topo_model_t md = MPIDI_Topo_net_model();
     MPI_Aint slot = e->bcast_areas.area ? e->bcast_areas.area : (MPI_Aint) e->slot_size, chunk;
     int root_leads = e->layout->leader[e->layout->node[root] * e->k] == root;
     double tree, cost;
@@ -461,14 +435,14 @@ static int leaders_scatter(MPIDI_Topo_engine_t * e, MPI_Aint m, int root, int *d
     if (e->k > 1)
         return 0;
     if (MPIR_CVAR_TOPO_BCAST_NODE_TREE == MPIR_CVAR_TOPO_BCAST_NODE_TREE_scatter) {
-        MPIR_Topo_model_bcast_scatter(&md, e->nnodes, m, doubling);
+        MPIR_Topo_model_bcast_scatter(&e->model, e->nnodes, m, doubling);
         return 1;
     }
     if (MPIR_CVAR_TOPO_BCAST_NODE_TREE != MPIR_CVAR_TOPO_BCAST_NODE_TREE_auto)
         return 0;
-    node_plan(e->nnodes, m, slot, (m + slot - 1) / slot, &chunk, &tree);
-    return MPIR_Topo_model_bcast_leaders_scatter(&md, e->nnodes, m, tree, root_leads, doubling,
-                                                 &cost);
+    node_plan(&e->model, e->nnodes, m, slot, (m + slot - 1) / slot, &chunk, &tree);
+    return MPIR_Topo_model_bcast_leaders_scatter(&e->model, e->nnodes, m, tree, chunk,
+                                                 root_leads, doubling, &cost);
 }
 
 /* MPIR_CVAR_TOPO_PRINT, with the segment (topo_engine_segment.c): the
@@ -485,8 +459,8 @@ void MPIDI_Topo_print_bcast(MPIDI_Topo_engine_t * e)
             lo = lo ? lo : m;
             hi = m;
         }
-    MPIR_Topo_line_add(&line, "mpich-topo:   bcast topo_pipeline, %d nodes, latency %d B: ",
-                       e->nnodes, MPIR_CVAR_TOPO_NETWORK_LATENCY_BYTES);
+    MPIR_Topo_line_add(&line, "mpich-topo:   bcast topo_pipeline, %d nodes, latency %.0f B: ",
+                       e->nnodes, e->model.net_latency);
     if (lo)
         MPIR_Topo_line_add(&line, "the leaders' scatter + %s allgather from %ld to %ld B%s, "
                            "the tree of nodes elsewhere", doubling ? "recursive-doubling" : "ring",
@@ -501,18 +475,22 @@ void MPIDI_Topo_print_bcast(MPIDI_Topo_engine_t * e)
 
 /* Local process src shares m bytes with its node through the slots, as a
  * bcast within one node does: it packs each chunk from tb, the others
- * unpack it into theirs.  In 4 chunks or more (of MPIDI_TOPO_SHARE_CHUNK
- * at least, a slot at most), so that the others' copy out overlaps all
- * but the first chunk's copy in: the network step before it overlaps
- * nothing. */
+ * unpack it into theirs.  In MPIDI_TOPO_SHARE_PIECES chunks or more (of
+ * MPIDI_TOPO_SHARE_CHUNK at least, a slot at most), so that the others'
+ * copy out overlaps all but the first chunk's copy in: the network step
+ * before it overlaps nothing, and the call ends a chunk's copy after the
+ * message's (SimGrid, 16 nodes of 16 at 200 Gbit/s, 256 KiB: 1.09x
+ * MPICH's release_gather, whose cells are 8 KiB, in quarters). */
 #define MPIDI_TOPO_SHARE_CHUNK (16 * 1024)
+#define MPIDI_TOPO_SHARE_PIECES 16
 static int node_share(MPIDI_Topo_engine_t * e, const MPIDI_Topo_tbuf_t * tb, MPI_Aint m, int src,
                       MPIR_Errflag_t * errflag)
 {
     int mpi_errno = MPI_SUCCESS, mpi_errno_ret = MPI_SUCCESS;
     MPIDI_Topo_ctrl_t *me = MPIDI_TOPO_CTRL(e, e->local_rank);
-    MPI_Aint quarter = ((m + 3) / 4 + 63) & ~(MPI_Aint) 63;
-    MPI_Aint chunk = MPL_MIN((MPI_Aint) e->slot_size, MPL_MAX(quarter, MPIDI_TOPO_SHARE_CHUNK));
+    MPI_Aint piece = ((m + MPIDI_TOPO_SHARE_PIECES - 1) / MPIDI_TOPO_SHARE_PIECES + 63) &
+        ~(MPI_Aint) 63;
+    MPI_Aint chunk = MPL_MIN((MPI_Aint) e->slot_size, MPL_MAX(piece, MPIDI_TOPO_SHARE_CHUNK));
     MPI_Aint nchunks = (m + chunk - 1) / chunk;
     uint64_t base;
 
@@ -758,21 +736,21 @@ static int bcast_direct(MPIDI_Topo_engine_t * e, char *buf, MPI_Aint m, int root
  * 250 Mbit/s (bench/cluster.sh) chain, binomial and scatter took 13.0,
  * 15.9 and 11.7 ms at 256 KiB, 44, 69 and 62 ms at 1 MiB, 156, 281 and
  * 231 ms at 4 MiB. */
-static int bcast_one_per_node(void *buffer, MPI_Aint count, MPI_Datatype datatype, MPI_Aint m,
-                              int root, MPIR_Comm * comm, MPIR_Errflag_t * errflag)
+static int bcast_one_per_node(MPIDI_Topo_engine_t * e, void *buffer, MPI_Aint count,
+                              MPI_Datatype datatype, MPI_Aint m, int root, MPIR_Comm * comm,
+                              MPIR_Errflag_t * errflag)
 {
     int p = comm->local_size, vr = (comm->rank - root + p) % p;
     MPI_Aint chunk;
     double cost;
     /* (MPICH's binomial tree sends the message whole) */
-    int chain = node_plan(p, m, MPIDI_Topo_net_chunk(), 1, &chunk, &cost);
+    int chain = node_plan(&e->model, p, m, MPIDI_Topo_net_chunk(), 1, &chunk, &cost);
 
     if (MPIR_CVAR_TOPO_BCAST_NODE_TREE == MPIR_CVAR_TOPO_BCAST_NODE_TREE_scatter ||
         (MPIR_CVAR_TOPO_BCAST_NODE_TREE == MPIR_CVAR_TOPO_BCAST_NODE_TREE_auto &&
          m >= MPIR_CVAR_BCAST_SHORT_MSG_SIZE)) {
-        MPIR_Topo_model_t md = MPIDI_Topo_net_model();
         int doubling;
-        double scatter = MPIR_Topo_model_bcast_scatter(&md, p, m, &doubling);
+        double scatter = MPIR_Topo_model_bcast_scatter(&e->model, p, m, &doubling);
         if (scatter < cost ||
             MPIR_CVAR_TOPO_BCAST_NODE_TREE == MPIR_CVAR_TOPO_BCAST_NODE_TREE_scatter)
             return bcast_scatter_net(buffer, count, datatype, root, doubling, comm, errflag);
@@ -867,7 +845,7 @@ int MPIDI_Topo_bcast_pipeline(void *buffer, MPI_Aint count, MPI_Datatype datatyp
 
     MPIDI_TOPO_ENGINE_GET(comm, e, why_not, errflag);
     if (e->one_per_node) {
-        mpi_errno = bcast_one_per_node(buffer, count, datatype, m, root, comm, errflag);
+        mpi_errno = bcast_one_per_node(e, buffer, count, datatype, m, root, comm, errflag);
         goto fn_exit;
     }
     MPIDI_Topo_tbuf_init(&tb, buffer, count, datatype);

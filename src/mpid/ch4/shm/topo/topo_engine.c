@@ -36,6 +36,57 @@ cvars:
         Capped by the smallest number of processes any node has. Read when
         a communicator first uses the engine.
 
+    - name        : MPIR_CVAR_TOPO_NETWORK_LATENCY_BYTES
+      category    : TOPO
+      type        : int
+      default     : 0
+      class       : none
+      verbosity   : MPI_T_VERBOSITY_USER_BASIC
+      scope       : MPI_T_SCOPE_ALL_EQ
+      description : >-
+        The bytes a node's NIC moves in the time of one message's latency
+        (latency times bandwidth): the B of the cost model (topo_model.c)
+        that the topo_pipeline algorithms across nodes decide by. bcast
+        weighs it against each chunk: the smaller it is, the smaller the
+        chunks of the chain of nodes and the sooner the chain beats a
+        binomial tree; the larger, the sooner the leaders' scatter +
+        allgather (2 log2 N latencies) beats both. allgather's leaders
+        take the log-step exchange instead of the ring, and allreduce's
+        and reduce's leaders reduce-scatter + allgather (gather) instead
+        of recursive doubling (a binomial tree) and take their step once
+        instead of per round, where the model says so (never the split up
+        to MPIR_CVAR_ALLREDUCE_SHORT_MSG_SIZE,
+        MPIR_CVAR_REDUCE_SHORT_MSG_SIZE). 0 (default): from the nodes'
+        network, as MPIR_CVAR_TOPO_NETWORK_RATE finds it, times one
+        message's latency by the kind of port (InfiniBand 1.5 us, RoCE 3
+        us, Ethernet 10 us): 37500 on 200 Gbit/s InfiniBand, 31250 on 25
+        Gbit/s Ethernet; 16384 where a node's network is not known (as on
+        virtual interfaces; the emulated cluster's 250 Mbit/s NICs are
+        about 2048). MPIR_CVAR_TOPO_PRINT shows what a communicator takes.
+
+    - name        : MPIR_CVAR_TOPO_NETWORK_RATE
+      category    : TOPO
+      type        : int
+      default     : 0
+      class       : none
+      verbosity   : MPI_T_VERBOSITY_USER_BASIC
+      scope       : MPI_T_SCOPE_ALL_EQ
+      description : >-
+        The rate of the network between the nodes in Mbit/s, for the cost
+        model of the topo_pipeline algorithms across nodes: its R, the
+        bytes one process copies (one core, about 10 GB/s) while the NIC
+        moves one, and its B where MPIR_CVAR_TOPO_NETWORK_LATENCY_BYTES is
+        0. A NIC faster than one core's copies (R below 1: above 80
+        Gbit/s) makes the node's copies the bottleneck: allgather's leaders
+        keep the ring, whose copies overlap its steps, and bcast's keep
+        the tree of nodes. 0 (default): from sysfs, each node's fastest
+        active port (InfiniBand or RoCE under /sys/class/infiniband, else a
+        network interface reporting a speed), the slowest of them on the
+        communicator, so that every member decides alike; where some node's
+        is not known (virtual interfaces report none), R is 6, a NIC 4 to 8
+        times slower than a node's memory. Set it where that port is not
+        the one the netmod sends through or its rate is shared.
+
     - name        : MPIR_CVAR_TOPO_CELL_FANIN
       category    : TOPO
       type        : int
@@ -173,6 +224,27 @@ static int setup_alloc(MPIR_Comm * comm, MPIR_Topo_comm_t * topo, MPIDI_Topo_eng
         MPIR_CVAR_TOPO_DEBUG_SETUP_NOMEM == MPIR_Process.comm_world->rank;
 }
 
+/* The cost model's constants on this communicator: from the slowest of
+ * its nodes' networks (where one node's is not known, the defaults),
+ * which every member computes alike from the gathered locations, so that
+ * all take the same choices */
+static void set_model(MPIDI_Topo_engine_t * e, const MPIR_Topo_loc_t * locs, int p)
+{
+    int mbps = INT_MAX, kind = MPIR_TOPO_LINK_INFINIBAND;
+
+    for (int i = 0; i < p; i++) {
+        mbps = MPL_MIN(mbps, locs[i].link_mbps);
+        kind = MPL_MIN(kind, locs[i].link_kind);
+    }
+    if (MPIR_CVAR_TOPO_NETWORK_RATE > 0)
+        mbps = MPIR_CVAR_TOPO_NETWORK_RATE;
+    e->link_mbps = mbps;
+    e->link_kind = kind;
+    e->model = MPIR_Topo_model_for_link(mbps, kind);
+    if (MPIR_CVAR_TOPO_NETWORK_LATENCY_BYTES > 0)
+        e->model.net_latency = MPIR_CVAR_TOPO_NETWORK_LATENCY_BYTES;
+}
+
 /* What the cost model chooses on this communicator (MPIR_CVAR_TOPO_PRINT):
  * the allgather sizes whose leaders take the log-step exchange, and where
  * the reductions' leaders switch to reduce-scatter */
@@ -184,9 +256,22 @@ static void print_model(MPIDI_Topo_engine_t * e, int p)
     for (MPI_Aint m = 1; m <= ((MPI_Aint) 1 << 26); m *= 2)
         if (MPIDI_Topo_allgather_leaders(e, p, m, &ring, &logstep) == MPIDI_TOPO_LEADERS_LOGSTEP)
             upto = m;
+    static const char *kinds[] = { "of unknown kind", "Ethernet", "RoCE", "InfiniBand" };
     MPIR_Topo_line_t line = { .len = 0 };
-    MPIR_Topo_line_add(&line, "mpich-topo:   allgather topo_pipeline leaders, %d nodes, latency %d B: ",
-                       e->nnodes, MPIR_CVAR_TOPO_NETWORK_LATENCY_BYTES);
+    MPIR_Topo_line_add(&line, "mpich-topo:   cost model, %d nodes: network ", e->nnodes);
+    if (e->link_mbps > 0)
+        MPIR_Topo_line_add(&line, "%d Mbit/s %s%s", e->link_mbps, kinds[e->link_kind],
+                           MPIR_CVAR_TOPO_NETWORK_RATE > 0 ? " (MPIR_CVAR_TOPO_NETWORK_RATE)" : "");
+    else
+        MPIR_Topo_line_add(&line, "not known");
+    MPIR_Topo_line_add(&line, ": latency %.0f B%s, copies %.2f and reductions %.2f bytes per "
+                       "byte of NIC time", e->model.net_latency,
+                       MPIR_CVAR_TOPO_NETWORK_LATENCY_BYTES > 0 ?
+                       " (MPIR_CVAR_TOPO_NETWORK_LATENCY_BYTES)" : "", e->model.mem_speedup,
+                       e->model.red_speedup);
+    MPIR_Topo_line_print(&line);
+    MPIR_Topo_line_add(&line, "mpich-topo:   allgather topo_pipeline leaders, %d nodes: ",
+                       e->nnodes);
     if (MPIR_CVAR_TOPO_ALLGATHER_LEADERS != MPIR_CVAR_TOPO_ALLGATHER_LEADERS_auto)
         MPIR_Topo_line_add(&line, "%s at every size (MPIR_CVAR_TOPO_ALLGATHER_LEADERS)",
                            upto ? "log-step" : "ring");
@@ -202,7 +287,8 @@ static void print_model(MPIDI_Topo_engine_t * e, int p)
     /* the reductions' step among the leaders, for counts of bytes */
     MPI_Aint from = 0;
     for (MPI_Aint c = 1; c <= ((MPI_Aint) 1 << 26) && !from; c *= 2)
-        if (MPIDI_Topo_reduce_split(e->nnodes, c, c, MPIR_CVAR_ALLREDUCE_SHORT_MSG_SIZE))
+        if (MPIDI_Topo_reduce_split(&e->model, e->nnodes, c, c,
+                                    MPIR_CVAR_ALLREDUCE_SHORT_MSG_SIZE))
             from = c;
     MPIR_Topo_line_add(&line, "mpich-topo:   allreduce topo_pipeline leaders' step (one round), "
                        "%d nodes: ", e->nnodes);
@@ -311,6 +397,7 @@ static void setup_place(MPIR_Comm * comm, MPIR_Topo_comm_t * topo, MPIDI_Topo_en
     int k = e->k = l->k;
 
     e->nnodes = l->nnodes;
+    set_model(e, topo->locs, comm->local_size);
     e->node = l->node[comm->rank];
     e->local_rank = l->pos[comm->rank] - l->node_start[e->node];
     e->local_size = l->node_start[e->node + 1] - l->node_start[e->node];

@@ -182,6 +182,8 @@ typedef struct MPIDI_Topo_engine {
     int k, group;               /* groups per node, this process' group */
     int local_size, local_rank;
     int max_local_size;         /* largest node of the communicator */
+    int link_mbps, link_kind;   /* the network of its nodes' slowest port */
+    MPIR_Topo_model_t model;    /* the cost model's constants for it (topo_engine.c, set_model) */
     int is_leader;
     int one_per_node;           /* one process per node on every node: only the
                                  * network step runs, on comm itself */
@@ -465,19 +467,11 @@ int MPIDI_Topo_multileader_step(MPIDI_Topo_engine_t * e, char *slot, MPI_Aint le
                                 MPI_Aint * counts, MPI_Aint * displs, int logstep,
                                 MPIR_Errflag_t * errflag);
 
-/* The cost model (topo_model.c) with this run's B,
- * MPIR_CVAR_TOPO_NETWORK_LATENCY_BYTES */
-static inline MPIR_Topo_model_t MPIDI_Topo_net_model(void)
-{
-    MPIR_Topo_model_t md = MPIR_Topo_model_default;
-    md.net_latency = (double) MPL_MAX(MPIR_CVAR_TOPO_NETWORK_LATENCY_BYTES, 1);
-    return md;
-}
-
 /* whether the leaders' step of a one-round reduction of c bytes (count
  * elements) among nn leaders is reduce-scatter then allgather/gather
  * (topo_allreduce_pipeline.c) */
-int MPIDI_Topo_reduce_split(int nn, MPI_Aint count, MPI_Aint c, MPI_Aint short_bytes);
+int MPIDI_Topo_reduce_split(const MPIR_Topo_model_t * md, int nn, MPI_Aint count, MPI_Aint c,
+                            MPI_Aint short_bytes);
 
 /* whether an allreduce (reduce: is_reduce) of count elements of extent
  * bytes across nodes, in rounds of c elements, runs the leaders' step once

@@ -255,7 +255,9 @@ def main():
                         else:
                             eng = "ours-one-step:" + one
                         rows.append(node_aware(coll, m, n, ppn, xml1, hosts1, flat, rate, red, timeout))
-                        tuning = eng if m <= 8192 or m >= 262144 else "mpich:node-aware"
+                        # (the JSON: MPICH's composition between 8 and 256 KiB
+                        # below 16 nodes)
+                        tuning = eng if m <= 8192 or m >= 262144 or n >= 16 else "mpich:node-aware"
                         rows.append(("tuning", None, tuning))
                     if n in flat_nodes:
                         p = n * ppn

@@ -85,6 +85,18 @@ check "2 nodes x 2: reduce topo_pipeline above 2 KiB (8, 64 and 512 KiB calls), 
 check "2 nodes x 2: allreduce topo_pipeline up to 8 KiB and from 256 KiB, MPICH's composition between (the 64 KiB calls)" \
     'valid && sizes allreduce topo_pipeline parent 4 | grep -qE "16-31 B: [0-9]+, 128-255 B: [0-9]+, (256-511 B: [0-9]+, )?1K-<2K B: [0-9]+, 8K-<16K B: [0-9]+, 512K-<1024K B: [0-9]+$" && sizes allreduce reduce_scatter_allgather node_roots 2 | grep -qE "sizes 64K-<128K B: [0-9]+$"'
 
+# 2b. from 16 nodes allreduce is topo_pipeline at every size (SimGrid:
+#     its step once 1.18-1.42x MPICH's composition at 16 KiB on 16-4,096
+#     nodes; bench/results/scale-sim-colls), below 16 MPICH's between 8 and
+#     256 KiB (section 2): 16 and 15 emulated nodes, node 0 holding two
+#     processes (round-robin)
+run MPIR_CVAR_NUM_CLIQUES=16 17 $bench -c allreduce -m 16384 -M 65536 -s 4
+check "16 nodes: allreduce topo_pipeline at 16 and 64 KiB (MPICH's composition below 16 nodes)" \
+    'valid && sizes allreduce topo_pipeline parent 17 | grep -qE " 16K-<32K B: [0-9]+, 64K-<128K B: [0-9]+$"'
+run MPIR_CVAR_NUM_CLIQUES=15 16 $bench -c allreduce -m 16384 -M 65536 -s 4
+check "15 nodes: allreduce at 16 and 64 KiB is MPICH's composition" \
+    'valid && ! sizes allreduce topo_pipeline parent 16 | grep -q "K-<" && sizes allreduce reduce_scatter_allgather node_roots 15 | grep -qE "sizes 16K-<32K B: [0-9]+, 64K-<128K B: [0-9]+$"'
+
 # 3. one process per node: nothing of ours (it would only run the same
 #    network step) but bcast from 64 KiB, whose chain of nodes sends less
 #    than MPICH's trees from 3 nodes on (and which runs MPICH's tree where

@@ -171,6 +171,20 @@ static int ceil_log2(long long n)
     return d;
 }
 
+/* the largest power of two not above n */
+static long long pof2_below(long long n)
+{
+    long long q = 1;
+    while (2 * q <= n)
+        q *= 2;
+    return q;
+}
+
+/* MPICH's built-in tuning (maint/tuning/coll/mpir/generic.json) runs
+ * iallreduce and ireduce by recursive doubling and the binomial tree up
+ * to this many bytes */
+#define MPIR_TOPO_MODEL_NB_SHORT 2048
+
 /* Allgather among the group-g leaders of nn nodes, m bytes per process,
  * ppl processes per leader group (the node's processes over its leaders),
  * ppn processes per node:
@@ -233,8 +247,8 @@ int MPIR_Topo_model_reduce_leaders(const MPIR_Topo_model_t * md, int nn, long lo
 /* An allreduce of c bytes across nn nodes, k leaders per node, where the
  * node's slot holds rounds of r bytes (c > r: the slot over the node's
  * processes):
- *   rounds  round i's leaders' step (each leader c/k of it, the step
- *           MPIR_Topo_model_reduce_leaders puts first) while the node
+ *   rounds  round i's leaders' step (each leader r/k of it, doubling or
+ *           split as MPICH's nonblocking tuning picks) while the node
  *           copies round i+1 in, reduces it and copies round i-1 out:
  *           s(r) + ceil(c/r).max(net(r/k), s(r)) with s(r) = 2r/R + r/F
  *   once    the node reduces the whole call (rounds without a network
@@ -257,10 +271,14 @@ int MPIR_Topo_model_allreduce_steps(const MPIR_Topo_model_t * md, int nn, int k,
     double R = md->mem_speedup, F = md->red_speedup, d, sp, net_r, net_c, local_r;
     long long nr = (c + r - 1) / r, rk = (r + k - 1) / k, ck = (c + ko - 1) / ko;
 
-    /* (MPICH's nonblocking selection takes the rounds' steps: the
-     * model's own choice for them is the best it could do) */
-    net_r = MPIR_Topo_model_reduce_leaders(md, nn, rk, count / nr / k, &d, &sp) ==
-        MPIR_TOPO_MODEL_SPLIT ? sp : d;
+    /* the rounds' steps are MPICH's nonblocking allreduce or reduce on
+     * the leaders, whose built-in tuning takes the split above 2 KiB
+     * where the count reaches the largest power of two up to nn, whatever the
+     * latency (on 16 InfiniBand nodes it doubles the rounds' latencies:
+     * taking the model's own choice there kept rounds SimGrid found 2x
+     * slower than once) */
+    MPIR_Topo_model_reduce_leaders(md, nn, rk, count / nr / k, &d, &sp);
+    net_r = rk > MPIR_TOPO_MODEL_NB_SHORT && count / nr / k >= pof2_below(nn) ? sp : d;
     local_r = 2.0 * r / R + r / F;
     *rounds = local_r + nr * (net_r > local_r ? net_r : local_r);
     net_c = MPIR_Topo_model_reduce_leaders(md, nn, ck, count / ko, &d, &sp) ==

@@ -97,6 +97,15 @@ run MPIR_CVAR_NUM_CLIQUES=15 16 $bench -c allreduce -m 16384 -M 65536 -s 4
 check "15 nodes: allreduce at 16 and 64 KiB is MPICH's composition" \
     'valid && ! sizes allreduce topo_pipeline parent 16 | grep -q "K-<" && sizes allreduce reduce_scatter_allgather node_roots 15 | grep -qE "sizes 16K-<32K B: [0-9]+, 64K-<128K B: [0-9]+$"'
 
+# (a fresh communicator's first calls wait for the engine with MPICH's
+#  flat choice: above 2 KiB reduce-scatter + allgather, where recursive
+#  doubling over every process, what stood in before, is 3-6x slower at
+#  16-64 KiB on 16 nodes and more in SimGrid; defaults_defer.c's 4 KiB
+#  calls, and its 2 KiB ones still recursive doubling)
+run MPIR_CVAR_TOPO_SETUP_CALLS=5 MPIR_CVAR_TOPO_SETUP_BYTES=16384 MPIR_CVAR_NUM_CLIQUES=16 17 "$tmp/defer"
+check "16 nodes, fresh communicators: allreduce above 2 KiB before the engine's setup runs reduce-scatter + allgather, 2 KiB recursive doubling" \
+    '[ $rc = 0 ] && grep -q " No Errors" "$tmp/out" && grep -A1 -E "^mpich-topo: +allreduce +reduce_scatter_allgather +deferred +parent +17:" "$tmp/out" | grep -q "4K-<8K B: 2" && ! grep -A1 -E "^mpich-topo: +allreduce +recursive_doubling +deferred +parent +17:" "$tmp/out" | grep -q "4K-<8K B" && grep -A1 -E "^mpich-topo: +allreduce +recursive_doubling +deferred +parent +17:" "$tmp/out" | grep -q "2K-<4K B: 2"'
+
 # 3. one process per node: nothing of ours (it would only run the same
 #    network step) but bcast from 64 KiB, whose chain of nodes sends less
 #    than MPICH's trees from 3 nodes on (and which runs MPICH's tree where

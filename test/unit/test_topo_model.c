@@ -300,6 +300,15 @@ static void link_group(void)
     put(root, "class/net/eth0/speed", "25000\n");
     CHECK(MPIR_Topo_link_probe(root, &kind) == 25000 && kind == MPIR_TOPO_LINK_ETHERNET,
           "25 Gbit/s Ethernet not found (kind %d)", kind);
+    /* one interface's speed (the NUIOA interface choice reads it too): a
+     * down interface still reports one; none, or "-1"/garbage, is -1 */
+    put(root, "class/net/veth1/speed", "unknown\n");
+    CHECK(MPIR_Topo_net_speed(root, "eth0") == 25000 && MPIR_Topo_net_speed(root, "eth1") ==
+          100000 && MPIR_Topo_net_speed(root, "veth0") == -1 &&
+          MPIR_Topo_net_speed(root, "veth1") == -1 && MPIR_Topo_net_speed(root, "none") == -1,
+          "interface speeds: %ld %ld %ld %ld", MPIR_Topo_net_speed(root, "eth0"),
+          MPIR_Topo_net_speed(root, "eth1"), MPIR_Topo_net_speed(root, "veth0"),
+          MPIR_Topo_net_speed(root, "veth1"));
     /* an HDR port, its IPoIB interface at the same rate, a faster port down */
     put(root, "class/infiniband/mlx5_0/ports/1/state", "4: ACTIVE\n");
     put(root, "class/infiniband/mlx5_0/ports/1/rate", "200 Gb/sec (4X HDR)\n");

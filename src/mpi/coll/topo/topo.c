@@ -152,18 +152,7 @@ int MPIR_Topo_pick_netdev(const char *const *names, int n)
 
 long MPIR_Topo_link_speed(const char *ifname)
 {
-    char path[96];
-    long speed = -1;
-    FILE *f;
-
-    snprintf(path, sizeof(path), "/sys/class/net/%s/speed", ifname);
-    f = fopen(path, "r");
-    if (f) {
-        if (fscanf(f, "%ld", &speed) != 1)
-            speed = -1;
-        fclose(f);
-    }
-    return speed;
+    return MPIR_Topo_net_speed("/sys", ifname);
 }
 
 #define TOPO_MAX_IFACES 64

@@ -320,6 +320,9 @@ enum {
 /* The fastest active network port under sysfs ("/sys"): its rate in
  * Mbit/s (0: none found) and its kind. */
 int MPIR_Topo_link_probe(const char *sysfs, int *kind);
+/* The speed of network interface ifname under sysfs in Mbit/s (its
+ * class/net/IF/speed), -1 where it reports none. */
+long MPIR_Topo_net_speed(const char *sysfs, const char *ifname);
 /* The model for a network of links of mbps Mbit/s (0: unknown) and kind:
  * B = the kind's latency x rate, R = a process' copy rate over the rate,
  * F = R / 2; the defaults where unknown. */

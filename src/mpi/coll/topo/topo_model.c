@@ -105,6 +105,18 @@ static const char *next_entry(DIR * d)
     return NULL;
 }
 
+long MPIR_Topo_net_speed(const char *sysfs, const char *ifname)
+{
+    char dir[600], buf[32], *end;
+    long mbps;
+
+    snprintf(dir, sizeof(dir), "%s/class/net/%s", sysfs, ifname);
+    if (read_attr(dir, "speed", buf, sizeof(buf)))
+        return -1;
+    mbps = strtol(buf, &end, 10);
+    return end == buf ? -1 : mbps;
+}
+
 static void take_link(long mbps, int kind, long *best, int *best_kind)
 {
     /* (at the same rate the faster kind: an InfiniBand port's IPoIB
@@ -154,7 +166,7 @@ int MPIR_Topo_link_probe(const char *sysfs, int *kind)
             long mbps;
             snprintf(port, sizeof(port), "%s/%s", dir, dev);
             if (read_attr(port, "operstate", buf, sizeof(buf)) || strcmp(buf, "up") ||
-                read_attr(port, "speed", buf, sizeof(buf)) || (mbps = atol(buf)) <= 0)
+                (mbps = MPIR_Topo_net_speed(sysfs, dev)) <= 0)
                 continue;
             take_link(mbps, MPIR_TOPO_LINK_ETHERNET, &best, kind);
         }

@@ -243,13 +243,10 @@ int MPIR_Topo_model_reduce_leaders(const MPIR_Topo_model_t * md, int nn, long lo
                                    long long count, double *doubling, double *split)
 {
     double B = md->net_latency, F = md->red_speedup;
-    int L = ceil_log2(nn);
-    long long q;
+    long long q = pof2_below(nn);
+    int L = ceil_log2(q);
     double E;
 
-    if ((1LL << L) > nn)
-        L--;
-    q = 1LL << L;
     E = q < nn ? 2.0 * (B + c) + c / F : 0.0;
     *doubling = L * (B + c + c / F) + E;
     *split = 2.0 * L * B + (double) (q - 1) / q * (2.0 * c + c / F) + E;
